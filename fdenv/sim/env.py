@@ -1,0 +1,362 @@
+"""The fdenv room environment."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from .. import __version__
+from ..record import EpisodeRecord, PlayedClip, PlayedTurn
+from ..scene.schema import Scene
+from .detector import ActivityDetector
+from .labels import Labeler
+from .scheduler import Scheduler, SchedulerConfig
+
+FRAME_S = 0.08
+SAMPLE_RATES = (16000, 24000)
+
+
+class RoomEnv(gym.Env):
+    """A room where people talk and one voice assistant listens and speaks at the same time.
+
+    ## Description
+
+    Scripted scenes (Full-Duplex-Bench's turn-taking situations, Duplex-MPE's multi-party
+    duties) are rendered with text-to-speech and played by a scheduler that reacts to the
+    assistant: after a question the humans wait for the answer, a user barges in once the
+    assistant has talked long enough, a human resolves a question put to the assistant after
+    3 s. The agent is the assistant. It hears the room in 80 ms frames and speaks 80 ms frames
+    back. Scoring wrappers (``fdenv.wrappers``) grade the episode from its record.
+
+    ## Time convention
+
+    ``reset()`` returns frame 0 at the microphones. The k-th ``step(a_k)`` (k from 0) means "the
+    assistant decided ``a_k`` after hearing frames 0..k": it plays during frame k+1, and ``step``
+    returns frame k+1. Every frame-based live system has this one-frame algorithmic delay.
+
+    ## Action Space
+
+    ``Box(-1, 1, (N,), float32)``, N = 1280 at 16 kHz or 1920 at 24 kHz: the assistant's audio
+    for the next frame. Any floating dtype is accepted and cast to float32; samples outside
+    [-1, 1] are clipped and counted in ``info["clipped_samples"]``. Integer PCM, other shapes,
+    NaN or inf raise ``ValueError``.
+
+    ## Observation Space
+
+    ``Box(-1, 1, (n_mics, N), float32)``: the microphones during one frame (``n_mics`` = 1
+    without a room): every human clip, plus room reverberation, noise and the assistant's echo
+    when a room is configured.
+
+    ## Rewards
+
+    0 at every step. Scores come from ``FDBScore`` / ``MPEScore`` at the end of the episode;
+    shaped rewards for training come from reward wrappers.
+
+    ## Starting State
+
+    A scene chosen by ``options={"scene": index_or_id}``, else by the seed among the env's
+    scenes. The first clip starts after the first turn's gap (default 0.3 s).
+
+    ## Episode End
+
+    Terminated ``tail_s`` (2 s) after the latest of: the last human clip, every scoring window
+    (SPEC 6, 7), and the assistant's current response (at most ``max_response_s``). The final
+    step's ``info["record"]`` is the ``EpisodeRecord`` (references to the env's buffers).
+
+    ## Info
+
+    ``reset``: ``scene_id``, ``duty``, ``assistant_name``, ``sample_rate``, ``frame_samples``,
+    ``labels``. ``step``: ``labels``, ``clipped_samples`` (and ``record`` at the end). Labels:
+    ``t``, ``frame``, ``speaking``, ``turn``, ``trp``, ``expect``, ``assistant_active``
+    (SPEC 2), plus ``doa`` with a room.
+
+    ## Arguments
+
+    ``scene``: a ``Scene``, a scene id, a path to a scene file, or a list of them.
+    ``scene_set`` / ``split``: a shipped set (``pause``, ``backchannel``, ``turn_taking``,
+    ``interruption``, ``mpe``) and split (``train``, ``val``, ``test``, ``all``).
+    ``room``: ``None`` / ``"anechoic"``, a preset name, or a dict (SPEC 4).
+    ``sample_rate``: 16000 or 24000. ``tts``: ``"espeak"`` or ``"kokoro"``.
+    ``scheduler``: a dict of ``SchedulerConfig`` fields (``max_response_s``, ``tail_s``, ...).
+
+    ## Version History
+
+    * v0: initial release.
+    """
+
+    metadata = {"render_modes": [], "render_fps": 1 / FRAME_S}
+
+    def __init__(
+        self,
+        scene: Any = None,
+        scene_set: str | None = None,
+        split: str = "all",
+        room: str | dict | None = None,
+        sample_rate: int = 16000,
+        tts: str = "espeak",
+        scheduler: dict | None = None,
+        render_mode: str | None = None,
+    ):
+        if sample_rate not in SAMPLE_RATES:
+            raise ValueError(f"sample_rate={sample_rate!r}: fdenv steps in 80 ms frames at one of {SAMPLE_RATES} Hz")
+        if render_mode is not None:
+            raise ValueError(f"render_mode={render_mode!r}: no render modes yet (valid: None)")
+        try:
+            self._sched_cfg = SchedulerConfig(**(scheduler or {}))
+        except TypeError as e:
+            valid = list(SchedulerConfig.__dataclass_fields__)
+            raise ValueError(f"scheduler: {e}; valid fields are {valid}") from None
+        self.render_mode = render_mode
+        self.sample_rate = sample_rate
+        self.frame_samples = int(round(FRAME_S * sample_rate))
+        self.scenes = _resolve_scenes(scene, scene_set, split)
+        self.tts = tts
+        self.room_config = room
+        self._room_spec = _room_spec(room)
+        from ..render import Renderer
+
+        self._renderer = Renderer(backend=tts, sample_rate=sample_rate)
+        self.n_mics = 1 if self._room_spec is None else self._room_spec.n_mics
+        N = self.frame_samples
+        self.observation_space = spaces.Box(-1.0, 1.0, (self.n_mics, N), np.float32)
+        self.action_space = spaces.Box(-1.0, 1.0, (N,), np.float32)
+        self._scene: Scene | None = None
+        self._done = True
+
+    # ---- episode set-up ----------------------------------------------------------------
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        super().reset(seed=seed)
+        options = options or {}
+        self._scene = self._pick_scene(options.get("scene"))
+        self._episode_seed = int(self.np_random.integers(2**31 - 1))
+        scene, N, sr = self._scene, self.frame_samples, self.sample_rate
+        self._clips_audio = self._render_clips(scene)
+        self._room = None
+        self._delays = {s.name: 0 for s in scene.speakers}
+        if self._room_spec is not None:
+            self._prepare_room()
+        durations = [[len(c) for c in turn] for turn in self._clips_audio]
+        self._sched = Scheduler(scene, durations, sr, N, self._sched_cfg, self._delays)
+        self._labeler = Labeler(scene, sr, N)
+        self._detector = ActivityDetector(N, sr)
+        expected = sum(map(sum, durations)) + int(sr * (30 + 25 * len(scene.turns)))
+        self._cap = int(math.ceil(expected / N) + 2) * N
+        self._mic = np.zeros((self.n_mics, self._cap), np.float32)
+        self._assistant = np.zeros(self._cap, np.float32)
+        self._placed = 0  # scheduler clips already mixed into the microphone buffer
+        self._turns_seen = 0
+        self._played_turns: list[PlayedTurn] = []
+        self._played_clips: list[PlayedClip] = []
+        self._k = 0
+        self._clipped = 0
+        self._done = False
+        labels = self._advance(0, self._assistant[:N])
+        info = {
+            "scene_id": scene.id,
+            "duty": scene.duty,
+            "assistant_name": scene.assistant_name,
+            "sample_rate": sr,
+            "frame_samples": N,
+            "labels": labels,
+        }
+        return self._mic[:, :N].copy(), info
+
+    def _pick_scene(self, choice) -> Scene:
+        if choice is None:
+            return self.scenes[int(self.np_random.integers(len(self.scenes)))] if len(self.scenes) > 1 else self.scenes[0]
+        if isinstance(choice, (int, np.integer)) and not isinstance(choice, bool):
+            if not 0 <= choice < len(self.scenes):
+                raise ValueError(f"options['scene']={choice}: index out of range; this env has {len(self.scenes)} scenes")
+            return self.scenes[int(choice)]
+        for s in self.scenes:
+            if s.id == choice:
+                return s
+        import difflib
+
+        close = difflib.get_close_matches(str(choice), [s.id for s in self.scenes], n=3)
+        hint = f"; did you mean {close}?" if close else ""
+        raise ValueError(f"options['scene']={choice!r}: not a scene of this env ({len(self.scenes)} scenes){hint}")
+
+    def _render_clips(self, scene: Scene) -> list[list[np.ndarray]]:
+        from ..render import voice_map
+
+        voices = voice_map(scene, self._renderer)
+        out = []
+        for turn in scene.turns:
+            voice = voices["__duty__"] if turn.label == "duty" else voices[turn.speaker]
+            out.append([self._renderer.clip(p.text, voice) for p in turn.pieces])
+        return out
+
+    def _prepare_room(self) -> None:
+        raise NotImplementedError("rooms are wired in by the room module")
+
+    # ---- stepping ----------------------------------------------------------------------
+    def step(self, action):
+        if self._done:
+            raise RuntimeError("step() called on a finished episode (or before reset()): call reset() first")
+        N = self.frame_samples
+        a = action if type(action) is np.ndarray else np.asarray(action)
+        if a.shape != (N,):
+            raise ValueError(
+                f"action: expected shape ({N},) (one 80 ms frame at {self.sample_rate} Hz), got {a.shape}"
+            )
+        if a.dtype.kind != "f":
+            hint = " (int16 PCM: scale by 1/32768 and cast to float32)" if a.dtype.kind in "iu" else ""
+            raise ValueError(f"action: expected floating-point samples in [-1, 1], got dtype {a.dtype}{hint}")
+        k = self._k + 1  # the frame this action plays in, and the frame returned
+        lo = k * N
+        if lo + 2 * N > self._cap:
+            self._grow()
+        frame = self._assistant[lo : lo + N]
+        frame[:] = a
+        peak = max(frame.max(), -frame.min())
+        if not peak <= 1.0:  # also catches NaN
+            if not np.isfinite(frame).all():
+                frame[:] = 0.0
+                raise ValueError("action: contains NaN or inf; expected finite samples in [-1, 1]")
+            n = int(np.count_nonzero(np.abs(frame) > 1.0))
+            self._clipped += n
+            np.clip(frame, -1.0, 1.0, out=frame)
+        else:
+            n = 0
+        labels = self._advance(k, frame)
+        self._k = k
+        obs = self._mic[:, lo : lo + N].copy()
+        info = {"labels": labels, "clipped_samples": n}
+        n_frames = self._sched.n_frames
+        terminated = n_frames is not None and k + 1 >= n_frames
+        if terminated:
+            self._done = True
+            info["record"] = self._record(k + 1)
+        return obs, 0.0, terminated, False, info
+
+    def _advance(self, j: int, frame: np.ndarray) -> dict:
+        """Everything that happens in frame j, once the assistant's frame j is known."""
+        det = self._detector
+        active = det.update(frame)
+        onset = bool(det.onsets) and det.onsets[-1] == j
+        sched = self._sched
+        sched.advance(j, det.loud, active, onset)
+        if len(sched.clips) > self._placed:
+            self._place_new()
+        N = self.frame_samples
+        lo = j * N
+        if self._room is not None:
+            self._room_frame(j, frame)
+        mic = self._mic[:, lo : lo + N]
+        np.clip(mic, -1.0, 1.0, out=mic)
+        return self._labeler.frame(j, active, onset)
+
+    def _place_new(self) -> None:
+        sched, scene = self._sched, self._scene
+        sr = self.sample_rate
+        while self._turns_seen < len(sched.turns):
+            st = sched.turns[self._turns_seen]
+            turn = scene.turns[st.index]
+            d = self._delays[turn.speaker]
+            self._labeler.add_turn(st.index, st.start + d, st.end + d, [x + d for x in st.trps])
+            self._played_turns.append(PlayedTurn(
+                id=turn.id, speaker=turn.speaker, label=turn.label, start=(st.start + d) / sr,
+                end=(st.end + d) / sr, text=turn.spoken_text, addressee=turn.addressee,
+                gold_answer=turn.gold_answer, resolves=turn.resolves, trps=tuple((x + d) / sr for x in st.trps),
+            ))
+            self._turns_seen += 1
+        for c in sched.clips[self._placed :]:
+            turn = scene.turns[c.turn]
+            audio = self._clips_audio[c.turn][c.piece]
+            d = self._delays[turn.speaker]
+            if self._room is not None:
+                audio = self._room_clip(turn.speaker, c.turn, c.piece, audio)
+            else:
+                audio = audio[None, :]
+            end = c.start + audio.shape[1]
+            while end > self._cap:
+                self._grow()
+            self._mic[:, c.start : end] += audio
+            self._labeler.add_clip(c.start + d, c.start + d + c.length, turn.speaker)
+            self._played_clips.append(PlayedClip(turn.id, c.piece, turn.speaker, (c.start + d) / sr,
+                                                 (c.start + d + c.length) / sr, turn.pieces[c.piece].text))
+        self._placed = len(sched.clips)
+
+    def _grow(self) -> None:
+        extra = self._cap
+        self._mic = np.concatenate([self._mic, np.zeros((self.n_mics, extra), np.float32)], axis=1)
+        self._assistant = np.concatenate([self._assistant, np.zeros(extra, np.float32)])
+        self._cap += extra
+
+    def _record(self, n_frames: int) -> EpisodeRecord:
+        n = n_frames * self.frame_samples
+        return EpisodeRecord(
+            scene=self._scene,
+            sample_rate=self.sample_rate,
+            frame_samples=self.frame_samples,
+            assistant=self._assistant[:n],
+            turns=self._played_turns,
+            clips=self._played_clips,
+            n_frames=n_frames,
+            seed=self._episode_seed,
+            config=self.result_config(),
+            versions={"fdenv": __version__, "tts": self._renderer.version},
+            mic0=self._mic[0, :n],
+        )
+
+    def result_config(self) -> dict:
+        """The configuration that affects results (it keys run folders)."""
+        from dataclasses import asdict
+
+        return {
+            "sample_rate": self.sample_rate,
+            "tts": self.tts,
+            "room": self.room_config if self._room_spec is not None else None,
+            "scheduler": asdict(self._sched_cfg),
+        }
+
+    @property
+    def scene(self) -> Scene | None:
+        """The current episode's scene (for privileged agents and tools; not an observation)."""
+        return self._scene
+
+
+def _resolve_scenes(scene, scene_set, split) -> list[Scene]:
+    if scene is not None and scene_set is not None:
+        raise ValueError("give either scene= or scene_set=, not both")
+    if scene_set is not None:
+        from ..scene import load_set
+
+        scenes = load_set(scene_set, split)
+        if not scenes:
+            raise ValueError(f"scene_set={scene_set!r}, split={split!r}: no scenes")
+        return scenes
+    if scene is None:
+        from ..scene import load_set
+
+        return load_set("turn_taking", "all")[:1]
+    items = scene if isinstance(scene, (list, tuple)) else [scene]
+    out = []
+    for item in items:
+        if isinstance(item, Scene):
+            out.append(item)
+        elif isinstance(item, dict):
+            from ..scene.load import scene_from_dict
+
+            out.append(scene_from_dict(item, source="scene= argument"))
+        elif isinstance(item, str):
+            from ..scene import find_scene
+
+            out.append(find_scene(item))
+        else:
+            raise ValueError(f"scene: expected a Scene, a scene id or a path to a scene file, got {type(item).__name__}")
+    return out
+
+
+def _room_spec(room):
+    if room is None or room == "anechoic" or (isinstance(room, dict) and room.get("preset", "anechoic") == "anechoic" and len(room) <= 1):
+        return None
+    from ..room import RoomSpec
+
+    spec = RoomSpec.from_config(room)
+    return None if spec.preset == "anechoic" else spec

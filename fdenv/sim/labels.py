@@ -1,0 +1,126 @@
+"""Per-frame labels (SPEC 2): who speaks, which turn, TRPs, what the assistant is expected to do.
+
+Labels are causal: the labels of frame j use the played timeline decided up to frame j and the
+assistant's activity up to frame j. Times are on microphone 0's axis (the played timeline).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..scene.schema import SILENCE_LABELS, Scene
+from .scheduler import ResponseWatch
+
+EXPECT = ("yield", "silent", "respond", "may_backchannel", "free")
+_BACKCHANNEL_OK = ("ctx", "pause", "monologue", "final")
+_RESPOND_AFTER = ("T", "final", "interrupt")
+
+
+@dataclass
+class _LiveTurn:
+    index: int
+    label: str
+    start: int
+    end: int
+    trps: list[int]
+    info: dict  # the ``turn`` label: id, speaker, label, addressee
+    extent: int  # last sample at which this turn still affects a label
+    silent_until: int | None = None  # N1-N3: silence window end, cut later by T / N4Q
+    yield_from: int | None = None  # N4R: the yield window
+    yield_to: int | None = None
+
+
+class Labeler:
+    """Builds ``info["labels"]`` frame by frame. ``add_turn`` / ``add_clip`` as the scheduler
+    decides them, then ``frame(j, active, onset)`` once per frame, in order."""
+
+    def __init__(self, scene: Scene, sample_rate: int, frame_samples: int):
+        self.scene, self.sr, self.F = scene, sample_rate, frame_samples
+        self._live: list[_LiveTurn] = []
+        self._clips: list[tuple[int, int, str]] = []  # (start, end, speaker) not yet over
+        self._watches: list[ResponseWatch] = []
+        self._silences: list[_LiveTurn] = []  # N1-N3 whose window a later T / N4Q may cut
+
+    def add_turn(self, index: int, start: int, end: int, trps: list[int]) -> None:
+        t = self.scene.turns[index]
+        s = lambda sec: int(round(sec * self.sr))  # noqa: E731
+        live = _LiveTurn(index, t.label, start, end, trps,
+                         {"id": t.id, "speaker": t.speaker, "label": t.label, "addressee": t.addressee}, end)
+        if t.label in SILENCE_LABELS:
+            live.silent_until = live.extent = end + s(1.0)
+            self._silences.append(live)
+        if t.label in ("T", "N4Q"):
+            for w in self._silences:  # SPEC 7: a silence window is cut at the end of the next T / N4Q
+                if w.start < start and w.silent_until > end:
+                    w.silent_until = end
+            self._silences = [w for w in self._silences if w.start > start]
+        if t.label == "N4R":
+            live.yield_from = start + s(2.0)
+            live.yield_to = max(end, start + s(2.0)) + s(0.5)
+            live.extent = live.yield_to
+        if t.label in _RESPOND_AFTER:
+            self._watches.append(ResponseWatch(end, self.F, s(1.0), s(5.0)))
+        self._live.append(live)
+
+    def add_clip(self, start: int, end: int, speaker: str) -> None:
+        self._clips.append((start, end, speaker))
+
+    def frame(self, j: int, active: bool, onset: bool) -> dict:
+        t0, t1 = j * self.F, (j + 1) * self.F
+        # Drop what can no longer matter (everything ends before this frame).
+        if self._live and self._live[0].extent <= t0:
+            self._live = [t for t in self._live if t.extent > t0]
+        if self._clips and self._clips[0][1] <= t0:
+            self._clips = [c for c in self._clips if c[1] > t0]
+        speaking = []
+        for start, end, who in self._clips:
+            if start < t1 and end > t0 and who not in speaking:
+                speaking.append(who)
+        turn = None
+        trp = False
+        yield_ = silent = backchannel = False
+        for t in self._live:
+            overlaps = t.start < t1 and t.end > t0
+            if overlaps:
+                if turn is None or t.start >= turn_start:
+                    turn, turn_start = t.info, t.start
+                label = t.label
+                if label == "interrupt":
+                    yield_ = True
+                elif label in ("duty", "T", "N4Q"):
+                    silent = True
+                elif label in _BACKCHANNEL_OK:
+                    backchannel = True
+                for x in t.trps:
+                    if t0 <= x < t1:
+                        trp = True
+            if t.silent_until is not None and t.start < t1 and t.silent_until >= t0:
+                silent = True
+            if t.yield_from is not None and t.yield_from < t1 and t.yield_to >= t0:
+                yield_ = True
+        respond = False
+        if self._watches:
+            for w in self._watches:
+                done = w.update(j, active, onset)
+                if t1 > w.e and (done is None or done > t0):
+                    respond = True
+            self._watches = [w for w in self._watches if w.done_at is None or w.done_at > t0]
+        if yield_:
+            expect = "yield"
+        elif silent:
+            expect = "silent"
+        elif respond:
+            expect = "respond"
+        elif backchannel:
+            expect = "may_backchannel"
+        else:
+            expect = "free"
+        return {
+            "t": t0 / self.sr,
+            "frame": j,
+            "speaking": tuple(speaking),
+            "turn": turn,
+            "trp": trp,
+            "expect": expect,
+            "assistant_active": active,
+        }

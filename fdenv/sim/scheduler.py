@@ -1,0 +1,233 @@
+"""The reactive scheduler (SPEC 3): when each human clip starts, decided causally from the script
+and from the assistant's activity.
+
+Everything here is in samples on the source axis. The env calls ``advance(j, loud, active)`` once
+per frame j, in order, as soon as the assistant's audio for frame j is known (for frame j >= 1
+that is the action of step j-1); any clip that starts inside frame j is decided by then, so the
+observation of frame j can contain it. What was decided is the played timeline, which the record
+keeps and scoring uses.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from ..scene.schema import Scene
+
+RESPONSE_LABELS = ("T", "final")
+
+
+@dataclass(frozen=True)
+class SchedulerConfig:
+    gap_default_s: float = 0.3  # only documents the scene default; turns carry their own gap
+    response_idle_s: float = 1.0  # inactivity that ends an answer
+    response_wait_s: float = 5.0  # no onset within this after T / final: humans go on
+    max_response_s: float = 20.0
+    n4r_delay_s: float = 3.0
+    interrupt_after_s: float = 1.5
+    interrupt_timeout_s: float = 6.0
+    tail_s: float = 2.0
+
+
+@dataclass
+class ScheduledClip:
+    turn: int
+    piece: int
+    start: int  # source-axis sample
+    length: int
+
+
+@dataclass
+class ScheduledTurn:
+    index: int
+    start: int
+    end: int
+    trps: list[int] = field(default_factory=list)
+
+
+class ResponseWatch:
+    """Watches the assistant after a turn end ``e``: has it answered, and when is it done?
+
+    ``engaged`` once the detector is active in the frame that contains ``e`` or has an onset in
+    (e, e + wait]. Done at the first moment the detector has been inactive for ``idle`` after
+    engagement, or at e + wait when never engaged. Used by the scheduler (T / final waits) and
+    by the ``respond`` label.
+    """
+
+    def __init__(self, e: int, frame: int, idle: int, wait: int, cap: int | None = None):
+        self.e, self.frame, self.idle, self.wait, self.cap = e, frame, idle, wait, cap
+        self.engaged = False
+        self.off: int | None = None  # start of the current inactive stretch, after engagement
+        self.done_at: int | None = None
+
+    def update(self, j: int, active: bool, onset: bool) -> int | None:
+        """Feed frame j; returns the sample at which the watch ends if that falls in frame j."""
+        if self.done_at is not None:
+            return self.done_at
+        t0, t1 = j * self.frame, (j + 1) * self.frame
+        if t1 <= self.e:
+            return None
+        if not self.engaged and active and (t0 <= self.e or (onset and t0 <= self.e + self.wait)):
+            self.engaged = True
+        candidates = []
+        if self.engaged:
+            if active:
+                self.off = None
+            elif self.off is None:
+                self.off = t0
+            if self.off is not None:
+                candidates.append(self.off + self.idle)
+            if self.cap is not None:
+                candidates.append(self.e + self.cap)
+        else:
+            candidates.append(self.e + self.wait)
+        end = min(candidates) if candidates else None
+        if end is not None and end < t1:
+            self.done_at = end
+            return end
+        return None
+
+
+class InterruptWatch:
+    """When the `interrupt` turn starts after a `final` ending at ``e`` (SPEC 3): the first of
+    cumulative loud time since e reaching ``after``; e + timeout with no onset; ``idle`` of
+    inactivity after an onset (a short answer that ended)."""
+
+    def __init__(self, e: int, frame: int, after: int, timeout: int, idle: int):
+        self.e, self.frame, self.after, self.timeout, self.idle = e, frame, after, timeout, idle
+        self.spoken = 0
+        self.engaged = False
+        self.off: int | None = None
+
+    def update(self, j: int, loud: bool, active: bool, onset: bool) -> int | None:
+        t0, t1 = j * self.frame, (j + 1) * self.frame
+        if t1 <= self.e:
+            return None
+        lo = max(t0, self.e)
+        candidates = []
+        if loud:
+            if self.spoken + (t1 - lo) >= self.after:
+                candidates.append(lo + (self.after - self.spoken))
+            self.spoken += t1 - lo
+        if not self.engaged and active and (t0 <= self.e or onset):
+            self.engaged = True
+        if self.engaged:
+            if active:
+                self.off = None
+            elif self.off is None:
+                self.off = t0
+            if self.off is not None:
+                candidates.append(self.off + self.idle)
+        else:
+            candidates.append(self.e + self.timeout)
+        end = min(candidates)
+        return end if end < t1 else None
+
+
+class Scheduler:
+    """Lays out a scene's clips in time, turn by turn, reacting to the assistant.
+
+    ``durations[i][p]`` is the length in samples of piece p of turn i (after TTS trimming).
+    """
+
+    def __init__(self, scene: Scene, durations: list[list[int]], sample_rate: int, frame_samples: int,
+                 config: SchedulerConfig = SchedulerConfig(), delays: dict[str, int] | None = None):
+        self.scene, self.durations, self.sr, self.F, self.cfg = scene, durations, sample_rate, frame_samples, config
+        self.delays = delays or {}
+        self._s = lambda seconds: int(round(seconds * sample_rate))
+        self.turns: list[ScheduledTurn] = []
+        self.clips: list[ScheduledClip] = []
+        self._next = 0  # index of the next turn to schedule
+        self._pending_start: int | None = None  # fixed start of the next turn, if known
+        self._watch: ResponseWatch | InterruptWatch | None = None
+        self.end_sample: int | None = None  # episode end (source axis), once decided
+        self._windows_end = 0
+        self._last_onset: int | None = None
+        first = scene.turns[0]
+        self._pending_start = self._s(max(0.0, first.gap_s))
+
+    # ---- scheduling ------------------------------------------------------------------
+    def _schedule(self, i: int, start: int) -> None:
+        turn = self.scene.turns[i]
+        pieces = turn.pieces
+        t = start
+        trps: list[int] = []
+        for p, piece in enumerate(pieces):
+            n = self.durations[i][p]
+            self.clips.append(ScheduledClip(i, p, t, n))
+            t += n
+            if p < len(pieces) - 1:
+                if piece.trp_after:
+                    trps.append(t)
+                    t += self._s(self.scene.trp_gap_s)
+                t += self._s(piece.silence_after_s)
+        self.turns.append(ScheduledTurn(i, start, t, trps))
+        self._next = i + 1
+        self._windows_end = max(self._windows_end, self._window_end(turn.label, start, t))
+        self._plan_next(i, start, t)
+
+    def _window_end(self, label: str, start: int, end: int) -> int:
+        """The last moment a scoring window opened by this turn is still open (SPEC 6, 7)."""
+        s = self._s
+        extra = {"final": s(8.0), "interrupt": s(10.0), "T": s(5.0), "N1": s(1.0), "N2": s(1.0), "N3": s(1.0), "N4Q": s(3.0)}
+        if label == "N4R":
+            return max(end, start + s(2.0)) + s(0.5)
+        return end + extra.get(label, 0)
+
+    def _plan_next(self, i: int, start: int, end: int) -> None:
+        self._watch = None
+        self._pending_start = None
+        if self._next >= len(self.scene.turns):
+            return
+        label = self.scene.turns[i].label
+        nxt = self.scene.turns[self._next]
+        s, F, cfg = self._s, self.F, self.cfg
+        if label == "N4Q":
+            self._pending_start = end + s(cfg.n4r_delay_s)
+        elif nxt.label == "interrupt":
+            self._watch = InterruptWatch(end, F, s(cfg.interrupt_after_s), s(cfg.interrupt_timeout_s), s(cfg.response_idle_s))
+        elif label in RESPONSE_LABELS:
+            self._watch = ResponseWatch(end, F, s(cfg.response_idle_s), s(cfg.response_wait_s), s(cfg.max_response_s))
+        else:
+            self._pending_start = max(start, end + s(nxt.gap_s))
+
+    def advance(self, j: int, loud: bool, active: bool, onset: bool) -> None:
+        """Decide everything that starts inside frame j, given the assistant's frame j."""
+        t1 = (j + 1) * self.F
+        if onset:
+            self._last_onset = j * self.F
+        # Several turns can start in one frame (short clips, overlaps): loop until settled.
+        while self._next < len(self.scene.turns):
+            if self._pending_start is None and self._watch is not None:
+                if isinstance(self._watch, InterruptWatch):
+                    start = self._watch.update(j, loud, active, onset)
+                else:
+                    start = self._watch.update(j, active, onset)
+                if start is None:
+                    break
+                self._watch = None
+                self._pending_start = start
+            if self._pending_start is None or self._pending_start >= t1:
+                break
+            self._schedule(self._next, self._pending_start)
+        if self._next >= len(self.scene.turns) and self.end_sample is None:
+            self._maybe_end(j, active)
+
+    def _maybe_end(self, j: int, active: bool) -> None:
+        t0, t1 = j * self.F, (j + 1) * self.F
+        # Windows are on microphone 0's axis: count the largest speaker delay in.
+        windows_end = self._windows_end + max(self.delays.values(), default=0)
+        if windows_end >= t1:
+            return
+        ready = None
+        if not active:
+            ready = max(windows_end, t0)
+        elif self._last_onset is not None and self._last_onset + self._s(self.cfg.max_response_s) < t1:
+            ready = max(windows_end, self._last_onset + self._s(self.cfg.max_response_s))
+        if ready is not None:
+            self.end_sample = ready + self._s(self.cfg.tail_s)
+
+    @property
+    def n_frames(self) -> int | None:
+        return None if self.end_sample is None else math.ceil(self.end_sample / self.F)
