@@ -1,0 +1,43 @@
+"""Small building blocks shared by the env tests: hand-made scenes and episode loops."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from fdenv.scene.load import scene_from_dict
+from fdenv.sim.env import RoomEnv
+
+
+def scene(turns, kind="custom", speakers=("Ann", "Bob", "Cat"), **extra):
+    return scene_from_dict({"id": extra.pop("id", "test"), "kind": kind, "speakers": list(speakers),
+                            "turns": turns, **extra}, source="test scene")
+
+
+def tone(seconds: float, sr: int = 16000, level: float = 0.1) -> np.ndarray:
+    """A loud, voiced-like test signal (well above the -45 dBFS detector threshold)."""
+    t = np.arange(int(round(seconds * sr))) / sr
+    return (level * np.sin(2 * np.pi * 220 * t)).astype(np.float32)
+
+
+def rollout(env: RoomEnv, agent, seed=0, scene=None):
+    """Run one episode; returns (record, list of (obs, labels) per frame)."""
+    from fdenv.run import run_episode
+
+    frames = []
+
+    class Spy:
+        name = agent.name
+        privileged = True
+
+        def reset(self, *a, **k):
+            agent.reset(*a, **k)
+
+        def act(self, obs, labels):
+            frames.append((obs, labels))
+            return agent.act(obs, labels if agent.privileged else None)
+
+        def config(self):
+            return {}
+
+    result = run_episode(env, Spy(), seed=seed, scene=scene)
+    return result.record, frames
