@@ -121,6 +121,8 @@ class InterruptWatch:
                 candidates.append(self.off + self.idle)
         else:
             candidates.append(self.e + self.timeout)
+        if not candidates:
+            return None
         end = min(candidates)
         return end if end < t1 else None
 
