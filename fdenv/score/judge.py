@@ -1,0 +1,390 @@
+"""Judges (SPEC 8): answer correctness, acknowledgement vs intrusion, interruption relevance 0-5.
+
+Two kinds with one interface (``correct``, ``acknowledgement``, ``relevance``; each returns a
+verdict or ``None`` when no verdict could be had, never a default pass or 0):
+
+* ``OfflineJudge`` (``name == "offline"``): no key, deterministic, used in tests and whenever no
+  API key is configured. Text normalisation: lower case; hyphens, colons and slashes to spaces;
+  other punctuation and currency signs removed; number-word runs to digits ("three hundred and
+  forty" -> "340", "seven thirty" -> "7 30", "7:30" -> "7 30"); stop words dropped.
+  Correct iff >= 60% of the gold answer's content tokens appear in the answer. Acknowledgement iff
+  the segment is < 1 s with at most 2 words. Relevance = round(5 * min(1, 2 r)), r = shared content
+  tokens / content tokens of the interrupting turn (rounded half up).
+* ``AnthropicJudge`` (``name == "anthropic:<model>"``): the ``anthropic`` SDK, temperature 0,
+  versioned prompts from ``fdenv/score/prompts/<task>_<version>.txt``, strict JSON parsing,
+  retries with exponential backoff on rate limits, server errors and connection errors, verdicts
+  cached on disk under ``$FDENV_CACHE_DIR/judge`` by a hash of (model, prompt version, task,
+  inputs). ``coverage()`` reports how many verdicts were asked for and had.
+
+``make_judge("offline" | "anthropic" | "anthropic:<model>" | dict | judge)`` builds one; asking for
+the Anthropic judge without a key gives the offline judge (with a warning), labelled ``offline``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import re
+import time
+import warnings
+from pathlib import Path
+from string import Template
+
+DEFAULT_MODEL = "claude-sonnet-4-5"
+PROMPT_VERSION = "v1"
+PROMPT_DIR = Path(__file__).parent / "prompts"
+TASKS = ("relevance", "correctness", "acknowledgement")
+
+# ------------------------------------------------------------------------------ normalisation
+
+STOP_WORDS = frozenset(
+    """a an the and or but if then so of to in on at by for with from as into onto about over under
+    is are was were be been being am do does did doing have has had having will would shall should
+    can could may might must i me my mine we us our ours you your yours he him his she her hers it its
+    they them their theirs this that these those there here what which who whom whose when where why
+    how not no yes just very really also too only well oh um uh hmm mm ah okay ok like up down out off
+    again than all any both each few more most other some such own same s t don't let lets let's""".split()
+)
+
+_UNITS = {
+    "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
+    "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15,
+    "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19,
+}
+_TENS = {"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90}
+_SCALES = {"hundred": 100, "thousand": 1000, "million": 1_000_000, "billion": 1_000_000_000}
+_NUMBER_WORDS = set(_UNITS) | set(_TENS) | set(_SCALES)
+
+
+def normalise(text: str) -> list[str]:
+    """Normalised tokens of ``text`` (stop words kept; see ``content_tokens``)."""
+    t = text.lower()
+    t = re.sub(r"[-\u2010-\u2015:/]", " ", t)
+    t = re.sub(r"[^\w\s]|_", "", t)
+    return _numbers_to_digits(t.split())
+
+
+def content_tokens(text: str) -> list[str]:
+    """Normalised tokens without stop words."""
+    return [w for w in normalise(text) if w not in STOP_WORDS]
+
+
+def normalised_text(text: str) -> str:
+    return " ".join(content_tokens(text))
+
+
+def _numbers_to_digits(tokens: list[str]) -> list[str]:
+    out: list[str] = []
+    i, n = 0, len(tokens)
+    while i < n:
+        if tokens[i] not in _NUMBER_WORDS:
+            out.append(tokens[i])
+            i += 1
+            continue
+        # a run of number words, with "and" allowed between two number words
+        run = []
+        while i < n:
+            w = tokens[i]
+            if w in _NUMBER_WORDS:
+                run.append(w)
+                i += 1
+            elif w == "and" and run and i + 1 < n and tokens[i + 1] in _NUMBER_WORDS:
+                i += 1
+            else:
+                break
+        out.extend(str(v) for v in _parse_run(run))
+    return out
+
+
+def _parse_run(words: list[str]) -> list[int]:
+    """Numbers spoken in a run of number words: "three hundred forty" -> [340],
+    "seven thirty" -> [7, 30], "twenty one" -> [21], "one two" -> [1, 2]."""
+    numbers: list[int] = []
+    total = group = 0  # total: the thousands/millions part; group: the part below a thousand
+    last = None  # kind of the previous word: "unit" (0-9), "teen" (10-19), "tens", "hundred", "scale"
+    last_scale = None
+
+    def flush():
+        nonlocal total, group, last, last_scale
+        if last is not None:
+            numbers.append(total + group)
+        total = group = 0
+        last = last_scale = None
+
+    for w in words:
+        if w in _UNITS:
+            v = _UNITS[w]
+            kind = "unit" if v < 10 else "teen"
+            # "thirty five" joins; "seven eight", "thirty twelve", "thirty zero" start a new number
+            if last in ("unit", "teen") or (last == "tens" and (kind == "teen" or v == 0)):
+                flush()
+            group += v
+            last = kind
+        elif w in _TENS:
+            if last in ("unit", "teen", "tens"):
+                flush()  # "seven thirty" -> 7 30, "nineteen eighty" -> 19 80
+            group += _TENS[w]
+            last = "tens"
+        elif w == "hundred":
+            if group >= 100 or last == "hundred":
+                flush()
+            group = (group or 1) * 100
+            last = "hundred"
+        else:
+            scale = _SCALES[w]
+            if last_scale is not None and scale >= last_scale:
+                flush()
+            total += (group or 1) * scale
+            group = 0
+            last, last_scale = "scale", scale
+    flush()
+    return numbers
+
+
+# ------------------------------------------------------------------------------ offline judge
+
+
+class OfflineJudge:
+    """Token-overlap judge of SPEC 8; deterministic, no network."""
+
+    name = "offline"
+    model = None
+    prompt_version = None
+
+    def __init__(self):
+        self.asked = 0
+        self.answered = 0
+
+    def correct(self, answer: str, gold: str, request: str = "") -> bool | None:
+        self.asked += 1
+        gold_tokens = set(content_tokens(gold))
+        if not gold_tokens:
+            return None
+        have = set(content_tokens(answer or ""))
+        self.answered += 1
+        return len(gold_tokens & have) >= 0.6 * len(gold_tokens)
+
+    def acknowledgement(self, utterance: str, duration_s: float, n_words: int | None = None, context: str = "") -> bool | None:
+        self.asked += 1
+        self.answered += 1
+        if n_words is None:
+            n_words = len((utterance or "").split())
+        return duration_s < 1.0 and n_words <= 2
+
+    def relevance(self, response: str, interrupt: str, context: str = "") -> int | None:
+        self.asked += 1
+        target = set(content_tokens(interrupt or ""))
+        if not target:
+            return None
+        shared = target & set(content_tokens(response or ""))
+        r = len(shared) / len(target)
+        self.answered += 1
+        return int(math.floor(5 * min(1.0, 2 * r) + 0.5))
+
+    def coverage(self) -> dict:
+        return {"judge": self.name, "asked": self.asked, "answered": self.answered}
+
+
+# ------------------------------------------------------------------------------ LLM judge
+
+
+class JudgeParseError(ValueError):
+    pass
+
+
+def load_prompt(task: str, version: str = PROMPT_VERSION) -> tuple[str, Template]:
+    """(system text, user template) of a versioned prompt file."""
+    path = PROMPT_DIR / f"{task}_{version}.txt"
+    if not path.is_file():
+        raise FileNotFoundError(f"no judge prompt {path.name} (tasks {TASKS}, versions as files in {PROMPT_DIR.name}/)")
+    text = path.read_text(encoding="utf-8")
+    system, sep, user = text.partition("=== user ===\n")
+    if not sep:
+        raise ValueError(f"{path.name}: missing the '=== user ===' line between the system text and the user template")
+    return system.strip(), Template(user.strip())
+
+
+def parse_verdict(task: str, reply: str):
+    """Strict parsing: the whole reply is one JSON object with exactly the expected key."""
+    try:
+        data = json.loads(reply.strip())
+    except (ValueError, AttributeError):
+        raise JudgeParseError(f"not a JSON object: {reply[:80]!r}") from None
+    if not isinstance(data, dict):
+        raise JudgeParseError(f"not a JSON object: {reply[:80]!r}")
+    if task == "relevance":
+        v = data.get("rating")
+        if set(data) != {"rating"} or isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= 5:
+            raise JudgeParseError(f"expected {{\"rating\": 0..5}}, got {reply[:80]!r}")
+        return v
+    if task == "correctness":
+        v = data.get("correct")
+        if set(data) != {"correct"} or not isinstance(v, bool):
+            raise JudgeParseError(f"expected {{\"correct\": true|false}}, got {reply[:80]!r}")
+        return v
+    if task == "acknowledgement":
+        v = data.get("label")
+        if set(data) != {"label"} or v not in ("acknowledgement", "intrusion"):
+            raise JudgeParseError(f"expected {{\"label\": \"acknowledgement\"|\"intrusion\"}}, got {reply[:80]!r}")
+        return v == "acknowledgement"
+    raise ValueError(f"unknown judge task {task!r}")
+
+
+def judge_cache_dir() -> Path:
+    root = os.environ.get("FDENV_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "fdenv")
+    return Path(root) / "judge"
+
+
+class AnthropicJudge:
+    """LLM judge through the ``anthropic`` SDK (SPEC 8)."""
+
+    def __init__(self, model: str = DEFAULT_MODEL, *, api_key: str | None = None, client=None, http_client=None,
+                 prompt_version: str = PROMPT_VERSION, cache: bool = True, max_retries: int = 4,
+                 backoff_s: float = 1.0, max_backoff_s: float = 30.0, timeout_s: float = 60.0, max_tokens: int = 64,
+                 temperature: float | None = 0.0, sleep=time.sleep):
+        self.model = model
+        self.temperature = temperature
+        self.prompt_version = prompt_version
+        self.cache = cache
+        self.max_retries = max_retries
+        self.backoff_s = backoff_s
+        self.max_backoff_s = max_backoff_s
+        self.max_tokens = max_tokens
+        self._sleep = sleep
+        if client is None:
+            import anthropic
+
+            kwargs = {"api_key": api_key, "max_retries": 0, "timeout": timeout_s}
+            if http_client is not None:
+                kwargs["http_client"] = http_client
+            client = anthropic.Anthropic(**kwargs)
+        self.client = client
+        self.asked = 0
+        self.answered = 0
+        self.failures: list[str] = []
+        for task in TASKS:
+            load_prompt(task, prompt_version)  # fail early on a missing prompt
+
+    @property
+    def name(self) -> str:
+        return f"anthropic:{self.model}"
+
+    def coverage(self) -> dict:
+        return {"judge": self.name, "prompt_version": self.prompt_version, "temperature": self.temperature, "asked": self.asked,
+                "answered": self.answered, "failures": list(self.failures[-20:])}
+
+    # public verdicts --------------------------------------------------------------------
+    def relevance(self, response: str, interrupt: str, context: str = "") -> int | None:
+        return self._ask("relevance", {"context": context, "interrupt": interrupt, "response": response})
+
+    def correct(self, answer: str, gold: str, request: str = "") -> bool | None:
+        return self._ask("correctness", {"request": request, "gold": gold, "answer": answer})
+
+    def acknowledgement(self, utterance: str, duration_s: float, n_words: int | None = None, context: str = "") -> bool | None:
+        return self._ask("acknowledgement", {"context": context, "utterance": utterance, "duration": f"{duration_s:.2f}"})
+
+    # machinery --------------------------------------------------------------------------
+    def _key(self, task: str, fields: dict) -> str:
+        blob = json.dumps({"model": self.model, "prompt_version": self.prompt_version, "task": task, "inputs": fields},
+                          sort_keys=True, ensure_ascii=False)
+        return hashlib.sha256(blob.encode()).hexdigest()
+
+    def _ask(self, task: str, fields: dict):
+        self.asked += 1
+        key = self._key(task, fields)
+        path = judge_cache_dir() / key[:2] / f"{key}.json"
+        if self.cache and path.is_file():
+            try:
+                verdict = json.loads(path.read_text())["verdict"]
+                self.answered += 1
+                return verdict
+            except (ValueError, KeyError):
+                pass
+        system, template = load_prompt(task, self.prompt_version)
+        user = template.safe_substitute({k: str(v) for k, v in fields.items()})
+        reply = self._call(system, user)
+        if reply is None:
+            return None
+        try:
+            verdict = parse_verdict(task, reply)
+        except JudgeParseError as e:
+            self.failures.append(f"{task}: {e}")
+            return None
+        self.answered += 1
+        if self.cache:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_suffix(f".{os.getpid()}.tmp")
+            tmp.write_text(json.dumps({"model": self.model, "prompt_version": self.prompt_version, "task": task,
+                                       "inputs": fields, "reply": reply, "verdict": verdict}))
+            os.replace(tmp, path)
+        return verdict
+
+    def _call(self, system: str, user: str) -> str | None:
+        import anthropic
+
+        attempt = 0
+        while True:
+            try:
+                # anthropic 2.x has no ``temperature`` keyword: it goes in the body as the API field.
+                extra = {"temperature": self.temperature} if self.temperature is not None else None
+                msg = self.client.messages.create(
+                    model=self.model, max_tokens=self.max_tokens, system=system,
+                    messages=[{"role": "user", "content": user}], extra_body=extra,
+                )
+                return "".join(getattr(b, "text", "") for b in msg.content if getattr(b, "type", None) == "text")
+            except (anthropic.RateLimitError, anthropic.InternalServerError, anthropic.APIConnectionError) as e:
+                retry_after = _retry_after(e)
+                if attempt >= self.max_retries:
+                    self.failures.append(f"gave up after {attempt + 1} attempts: {type(e).__name__}")
+                    return None
+                delay = min(self.max_backoff_s, self.backoff_s * (2 ** attempt))
+                if retry_after is not None:
+                    delay = min(self.max_backoff_s, max(delay, retry_after))
+                self._sleep(delay)
+                attempt += 1
+            except anthropic.APIStatusError as e:  # 4xx other than 429: asking again will not help
+                if e.status_code == 400 and self.temperature is not None and "temperature" in str(e).lower():
+                    # a model that does not take a temperature: ask it without one from now on
+                    self.failures.append("the model does not accept 'temperature'; asking without it")
+                    self.temperature = None
+                    continue
+                self.failures.append(f"HTTP {e.status_code}: {type(e).__name__}")
+                return None
+
+
+def _retry_after(e) -> float | None:
+    resp = getattr(e, "response", None)
+    if resp is None:
+        return None
+    try:
+        v = resp.headers.get("retry-after")
+        return float(v) if v is not None else None
+    except (TypeError, ValueError):
+        return None
+
+
+def make_judge(spec=None, **kwargs):
+    """A judge from configuration: ``None``/``"offline"``, ``"anthropic"``, ``"anthropic:<model>"``,
+    a dict ``{"kind": "anthropic", "model": ..., ...}``, or a judge object (returned as is).
+    Without an API key (``ANTHROPIC_API_KEY``) or a client, the Anthropic judge falls back to the
+    offline one with a warning."""
+    if spec is None or spec == "offline":
+        return OfflineJudge()
+    if not isinstance(spec, (str, dict)):
+        return spec
+    if isinstance(spec, str):
+        kind, _, model = spec.partition(":")
+        spec = {"kind": kind, **({"model": model} if model else {})}
+    spec = {**spec, **kwargs}
+    kind = spec.pop("kind", "offline")
+    if kind == "offline":
+        return OfflineJudge()
+    if kind != "anthropic":
+        raise ValueError(f"unknown judge {kind!r}; use 'offline' or 'anthropic[:model]'")
+    has_key = spec.get("api_key") or os.environ.get("ANTHROPIC_API_KEY")
+    if spec.get("client") is None and spec.get("http_client") is None and not has_key:
+        warnings.warn("no ANTHROPIC_API_KEY: using the offline judge (results are labelled 'offline')", stacklevel=2)
+        return OfflineJudge()
+    return AnthropicJudge(**spec)

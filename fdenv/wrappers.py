@@ -1,0 +1,67 @@
+"""Episode wrappers that score what the assistant did.
+
+``FDBScore`` puts SPEC 9's ``info["fdb"]`` on the final step (terminated or truncated) from the
+``EpisodeRecord`` that the env puts in ``info["record"]`` at that step. The wrappers use the env
+only through the Gymnasium API, and record their constructor arguments like Gymnasium's own
+wrappers (``RecordConstructorArgs``), so ``gym.make`` specs and pickling keep them.
+
+Scoring wrappers share ``_ScoreOnFinalStep``; the multi-party wrapper (``MPEScore``) adds one
+more ``_score`` and ``info_key``.
+"""
+
+from __future__ import annotations
+
+import gymnasium as gym
+
+from .score.fdb import PROFILES, FDBScorer
+
+
+class _ScoreOnFinalStep(gym.Wrapper):
+    """Calls ``_score(record)`` once per episode, at the step that ends it, and stores the result
+    in ``info[info_key]``."""
+
+    info_key = ""
+
+    def step(self, action):
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        if terminated or truncated:
+            record = info.get("record")
+            if record is None:
+                raise RuntimeError(
+                    f"{type(self).__name__}: the final step's info has no 'record'; the fdenv env puts the "
+                    "EpisodeRecord there when an episode ends (terminated or truncated)"
+                )
+            info = dict(info)
+            info[self.info_key] = self._score(record)
+        return obs, reward, terminated, truncated, info
+
+    def _score(self, record):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+
+class FDBScore(_ScoreOnFinalStep, gym.utils.RecordConstructorArgs):
+    """Full-Duplex-Bench scores of each episode (SPEC 6, 9).
+
+    Description:
+        At the final step, ``info["fdb"] = {"dimension": name, "paper": {...}, "fdb_code": {...}}``
+        with ``to``, ``latency_s``, ``stop_latency_s``, ``relevance``, ``freq_hz``, ``jsd`` per profile
+        (``None`` where not applicable). ``info["fdb"]`` is ``None`` for scenes without an FDB
+        dimension (MPE scenes). Nothing changes at other steps; rewards are untouched.
+
+    Arguments:
+        env: an fdenv environment (or a wrapper of one).
+        profiles: ``"paper"``, ``"fdb_code"`` or both (default both).
+        asr: a local CTranslate2 Whisper directory or an offline model name (default ``"tiny.en"``).
+        judge: ``"offline"`` (default), ``"anthropic"``, ``"anthropic:<model>"``, a dict, or a judge.
+        min_speech_ms: Silero's minimum speech duration for the ``paper`` profile (default 250).
+    """
+
+    info_key = "fdb"
+
+    def __init__(self, env: gym.Env, profiles=PROFILES, asr="tiny.en", judge="offline", min_speech_ms: int = 250):
+        gym.utils.RecordConstructorArgs.__init__(self, profiles=profiles, asr=asr, judge=judge, min_speech_ms=min_speech_ms)
+        _ScoreOnFinalStep.__init__(self, env)
+        self.scorer = FDBScorer(profiles=profiles, asr=asr, judge=judge, min_speech_ms=min_speech_ms)
+
+    def _score(self, record):
+        return self.scorer.score(record)
