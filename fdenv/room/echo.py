@@ -1,0 +1,103 @@
+"""Streaming assistant echo: uniformly partitioned FFT convolution (overlap-save, block = frame).
+
+The loudspeaker's impulse responses into every microphone are cut into ``P`` partitions of ``N``
+samples (``N`` = frame size); their ``2N``-point spectra are computed once. Each ``push`` does one
+real FFT of the last two input frames, ``P`` complex multiply-adds per microphone (batched) and
+one inverse FFT per microphone. The output equals the full linear convolution of the action stream
+with the impulse responses, cut into frames.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.fft as sfft
+
+
+class EchoPath:
+    """Echo of the assistant's actions at the microphones, one frame at a time.
+
+    ``push(a_k)`` takes the action frame that plays during frame ``k+1`` (SPEC 1) and returns the
+    echo at the microphones during that same frame, ``(n_mics, N)`` float32, tails of earlier
+    frames included. A click at sample ``j`` of the pushed frame appears at sample
+    ``j + delay_s(ASSISTANT) * sample_rate`` of the returned stream (geometric delay plus the
+    simulator's filter delay), never earlier. ``gain`` scales the impulse responses; ``gain == 0``
+    returns zeros without computing anything.
+    """
+
+    def __init__(self, ir: np.ndarray, frame_samples: int, gain: float = 1.0, *, spectra: np.ndarray | None = None):
+        ir = np.asarray(ir, dtype=np.float32)
+        if ir.ndim != 2 or ir.shape[1] < 1:
+            raise ValueError(f"EchoPath: impulse responses must be (n_mics, L), got shape {ir.shape}")
+        if int(frame_samples) <= 0:
+            raise ValueError(f"EchoPath: frame_samples must be positive, got {frame_samples}")
+        self.n_mics, self.ir_length = ir.shape
+        self.frame_samples = N = int(frame_samples)
+        self.gain = float(gain)
+        self._zeros = np.zeros((self.n_mics, N), dtype=np.float32)
+        self._direct = None
+        if self.gain == 0.0:
+            self.partitions = 0
+            return
+        if self.ir_length == 1:  # a plain gain (anechoic): exact, no FFT
+            self._direct = (ir[:, 0] * np.float32(self.gain)).astype(np.float32)[:, None]
+            self.partitions = 1
+            return
+        P = -(-self.ir_length // N)
+        self.partitions = P
+        if spectra is None:
+            spectra = partition_spectra(ir, N, self.gain)
+        self._H = spectra  # (P, n_mics, N + 1) complex64
+        self._tmp = np.empty_like(self._H)
+        self._acc = np.empty((self.n_mics, N + 1), dtype=np.complex64)
+        # Frequency-domain delay line stored twice so that X[w : w + P] lists the spectra from the
+        # newest to the oldest without copying.
+        self._X = np.zeros((2 * P, N + 1), dtype=np.complex64)
+        self._w = 0
+        self._buf = np.zeros(2 * N, dtype=np.float32)
+
+    def reset(self) -> None:
+        """Forget all past frames (a new episode)."""
+        if self.gain == 0.0 or self._direct is not None:
+            return
+        self._X[:] = 0
+        self._buf[:] = 0
+        self._w = 0
+
+    def push(self, frame: np.ndarray) -> np.ndarray:
+        """Add one action frame ``(N,)``; return the echo during the frame it plays, ``(n_mics, N)``."""
+        frame = np.asarray(frame)
+        if frame.shape != (self.frame_samples,):
+            raise ValueError(f"EchoPath.push: expected a frame of shape ({self.frame_samples},), got {frame.shape}")
+        if self.gain == 0.0:
+            return self._zeros.copy()
+        if self._direct is not None:
+            return self._direct * frame.astype(np.float32)[None, :]
+        N, P = self.frame_samples, self.partitions
+        buf = self._buf
+        buf[:N] = buf[N:]
+        buf[N:] = frame
+        w = (self._w - 1) % P
+        self._w = w
+        spec = sfft.rfft(buf)
+        self._X[w] = spec
+        self._X[w + P] = spec
+        np.multiply(self._H, self._X[w:w + P, None, :], out=self._tmp)
+        np.sum(self._tmp, axis=0, out=self._acc)
+        y = sfft.irfft(self._acc, n=2 * N, axis=-1)
+        return np.ascontiguousarray(y[:, N:], dtype=np.float32)
+
+
+def partition_spectra(ir: np.ndarray, frame_samples: int, gain: float = 1.0) -> np.ndarray:
+    """``2N``-point spectra of the ``N``-sample partitions of ``ir`` ``(n_mics, L)``, times ``gain``:
+    ``(P, n_mics, N + 1)`` complex64."""
+    ir = np.asarray(ir, dtype=np.float32)
+    M, L = ir.shape
+    N = int(frame_samples)
+    P = -(-L // N)
+    padded = np.zeros((M, P * N), dtype=np.float32)
+    padded[:, :L] = ir * np.float32(gain)
+    parts = padded.reshape(M, P, N).transpose(1, 0, 2)
+    return np.ascontiguousarray(sfft.rfft(parts, n=2 * N, axis=-1).astype(np.complex64))
+
+
+__all__ = ["EchoPath", "partition_spectra"]

@@ -1,0 +1,85 @@
+"""Levels and room measures used both to generate audio and to test it.
+
+Levels are in dB relative to an RMS of 1.0 ("dBFS" here: a full-scale sine is -3 dB).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+ACTIVE_MARGIN_DB = 15.9  # ITU-T P.56's margin between the active level and its threshold
+ACTIVE_FRAME_S = 0.020
+SILENCE_DBFS = -100.0
+
+
+def rms_db(x: np.ndarray) -> float:
+    """Long-term level of ``x`` (all samples) in dB re RMS 1; ``-inf`` for silence."""
+    x = np.asarray(x, dtype=np.float64)
+    p = float(np.mean(x * x)) if x.size else 0.0
+    return 10.0 * np.log10(p) if p > 0 else float("-inf")
+
+
+def active_speech_level_db(x: np.ndarray, sample_rate: int, *, margin_db: float = ACTIVE_MARGIN_DB,
+                           frame_s: float = ACTIVE_FRAME_S) -> float:
+    """Active speech level of a mono signal (a P.56-lite), in dB re RMS 1.
+
+    Definition: cut ``x`` into non-overlapping 20 ms frames and take each frame's mean power.
+    Frames below -100 dB are silence and never count. The active level ``L`` is the mean power of
+    the frames whose level is above ``L - 15.9 dB`` (P.56's margin): the fixed point of that rule,
+    reached from the mean of all non-silent frames (the iteration only ever raises ``L``, so it
+    converges, in a few steps). Returns ``-inf`` when every frame is silent.
+
+    SNR in fdenv (SPEC 4) = active speech level of the speech at microphone 0 minus the long-term
+    level (``rms_db``) of the noise at microphone 0.
+    """
+    x = np.asarray(x, dtype=np.float64)
+    if x.ndim != 1:
+        raise ValueError(f"active_speech_level_db: expected a mono signal (n,), got shape {x.shape}")
+    n = max(1, int(round(frame_s * sample_rate)))
+    k = len(x) // n
+    if k == 0:
+        p = np.array([np.mean(x * x)]) if len(x) else np.zeros(0)
+    else:
+        frames = x[: k * n].reshape(k, n)
+        p = np.einsum("ij,ij->i", frames, frames) / n
+    p = p[p > 10 ** (SILENCE_DBFS / 10)]
+    if p.size == 0:
+        return float("-inf")
+    level = 10 * np.log10(np.mean(p))
+    db = 10 * np.log10(p)
+    for _ in range(100):
+        new = 10 * np.log10(np.mean(p[db > level - margin_db]))
+        if new <= level + 1e-9:
+            break
+        level = new
+    return float(level)
+
+
+def schroeder_edc_db(h: np.ndarray) -> np.ndarray:
+    """Energy decay curve (Schroeder backward integration) of an impulse response, in dB re 0."""
+    e = np.cumsum(np.asarray(h, dtype=np.float64)[::-1] ** 2)[::-1]
+    e = e / e[0]
+    with np.errstate(divide="ignore"):
+        return 10 * np.log10(np.maximum(e, 1e-300))
+
+
+def measure_rt60(h: np.ndarray, sample_rate: int, *, decay_db: float = 30.0, start_db: float = 5.0) -> float:
+    """RT60 of an impulse response: Schroeder backward integration, least-squares line through the
+    decay curve from -5 dB to -(5 + decay_db) dB (T30 by default), extrapolated to 60 dB.
+
+    Returns ``nan`` when the curve never reaches the end of the fitting range.
+    """
+    edc = schroeder_edc_db(h)
+    end_db = start_db + decay_db
+    i0 = int(np.argmax(edc <= -start_db))
+    if edc[-1] > -end_db:
+        return float("nan")
+    i1 = int(np.argmax(edc <= -end_db))
+    if i1 - i0 < 3:
+        return float("nan")
+    t = np.arange(i0, i1) / sample_rate
+    slope = np.polyfit(t, edc[i0:i1], 1)[0]
+    return float(-60.0 / slope) if slope < 0 else float("nan")
+
+
+__all__ = ["rms_db", "active_speech_level_db", "measure_rt60", "schroeder_edc_db"]

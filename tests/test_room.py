@@ -1,0 +1,435 @@
+"""Room acoustics (fdenv.room): RT60, SNR, echo timing, DoA and array delays, determinism, errors."""
+
+from __future__ import annotations
+
+import math
+import pickle
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from fdenv.room import (
+    ASSISTANT,
+    RoomSpec,
+    active_speech_level_db,
+    build_room,
+    clear_caches,
+    measure_rt60,
+    preset_names,
+    rms_db,
+)
+
+SR = 16000
+N = 1280
+ROOMS = [p for p in preset_names() if p != "anechoic"]
+ISSUE_ROOM = {"preset": "office", "mics": "circular4", "echo_gain": 0.5}
+
+
+def speech_like(sr: int, dur: float, rng: np.random.Generator, f0: float = 120.0, lead: float = 0.0) -> np.ndarray:
+    """Harmonic bursts with syllable envelopes (0.12-0.3 s), grouped in phrases with pauses."""
+    n = int(dur * sr)
+    t = np.arange(n) / sr
+    f = f0 * (1 + 0.1 * np.sin(2 * np.pi * 0.7 * t + rng.uniform(0, 6)))
+    ph = 2 * np.pi * np.cumsum(f) / sr
+    carrier = sum(np.cos(k * ph) / k for k in range(1, int(3800 / f0)))
+    env = np.zeros(n)
+    pos = lead
+    while pos < dur - 0.4:
+        phrase_end = pos + rng.uniform(1.0, 2.5)
+        while pos < min(phrase_end, dur - 0.3):
+            length = rng.uniform(0.12, 0.3)
+            a = int(pos * sr)
+            b = min(n, a + int(length * sr))
+            env[a:b] += np.hanning(b - a) * rng.uniform(0.5, 1.0)
+            pos += length + rng.uniform(0.02, 0.1)
+        pos += rng.uniform(0.4, 0.9)
+    return (0.1 * carrier * env).astype(np.float32)
+
+
+def gcc_phat(x0: np.ndarray, x1: np.ndarray, sr: int, up: int = 32) -> float:
+    """Delay of x1 relative to x0 in seconds (positive: x1 later), sub-sample by zero padding."""
+    n = len(x0) + len(x1)
+    g = np.fft.rfft(x1, n) * np.conj(np.fft.rfft(x0, n))
+    g /= np.abs(g) + 1e-12
+    cc = np.fft.irfft(g, n * up)
+    half = n * up // 2
+    cc = np.concatenate([cc[-half:], cc[:half]])
+    return (int(np.argmax(cc)) - half) / (sr * up)
+
+
+@pytest.fixture(autouse=True)
+def _fresh_caches():
+    clear_caches()
+    yield
+    clear_caches()
+
+
+# ---------------------------------------------------------------------------------------- 1. RT60
+@pytest.mark.parametrize("preset", ROOMS)
+def test_measured_rt60_within_20_percent(preset):
+    room = build_room({"preset": preset, "mics": "circular4"}, ["a", "b", "c", "d"], seed=11, sample_rate=SR)
+    target = room.spec.rt60
+    talkers = [measure_rt60(room.ir(s)[m], SR) for s in room.speakers for m in range(room.n_mics)]
+    loud = [measure_rt60(room.ir(ASSISTANT)[m], SR) for m in range(room.n_mics)]
+    mean = float(np.mean(talkers + loud))
+    print(f"\n{preset}: target RT60 {target:.3f} s; measured T30 mean {mean:.3f} s, talkers "
+          f"[{min(talkers):.3f}, {max(talkers):.3f}], loudspeaker [{min(loud):.3f}, {max(loud):.3f}]; "
+          f"image order {room.max_order}, absorption {room.absorption:.3f}")
+    assert abs(mean / target - 1) < 0.2
+    for v in talkers:
+        assert abs(v / target - 1) < 0.2, (v, target)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("preset", ROOMS)
+def test_measured_rt60_other_seeds_and_24k(preset):
+    for seed, sr in ((1, 24000), (2, 16000), (3, 24000)):
+        room = build_room({"preset": preset, "mics": "pair"}, ["a", "b", "c"], seed=seed, sample_rate=sr)
+        vals = [measure_rt60(room.ir(s)[m], sr) for s in room.speakers for m in range(room.n_mics)]
+        print(f"\n{preset} seed {seed} {sr} Hz: target {room.spec.rt60}, T30 [{min(vals):.3f}, {max(vals):.3f}]")
+        for v in vals:
+            assert abs(v / room.spec.rt60 - 1) < 0.2
+
+
+def test_measure_rt60_on_synthetic_decay():
+    rng = np.random.default_rng(0)
+    t = np.arange(SR) / SR
+    h = rng.standard_normal(SR) * 10 ** (-3 * t / 0.4)  # -60 dB in 0.4 s
+    assert measure_rt60(h, SR) == pytest.approx(0.4, rel=0.03)
+
+
+# ----------------------------------------------------------------------------------------- 2. SNR
+def test_active_speech_level_ignores_pauses():
+    rng = np.random.default_rng(0)
+    s = speech_like(SR, 10.0, rng)
+    padded = np.concatenate([np.zeros(5 * SR, np.float32), s, np.zeros(5 * SR, np.float32)])
+    assert active_speech_level_db(padded, SR) == pytest.approx(active_speech_level_db(s, SR), abs=0.05)
+    assert rms_db(padded) < active_speech_level_db(padded, SR) - 2
+    assert active_speech_level_db(np.zeros(SR), SR) == float("-inf")
+
+
+@pytest.mark.parametrize("kind", ["white", "pink", "babble"])
+@pytest.mark.parametrize("preset", ["office", "kitchen"])
+def test_snr_of_rendered_mix(kind, preset):
+    """Configured SNR = active level of the speech at mic 0 - noise level at mic 0, checked twice:
+    on the separate parts, and from the mix alone (noise power from a noise-only lead-in, speech
+    power = mix power over the speech's active frames minus that noise power)."""
+    snr = 10.0
+    lead, dur = 4.0, 30.0
+    voices = [speech_like(SR, 3.0, np.random.default_rng(10 + i), f0=100 + 15 * i) for i in range(8)]
+    room = build_room({"preset": preset, "mics": "circular4", "noise": kind, "snr_db": snr}, ["a"], 5, SR)
+    s = speech_like(SR, dur, np.random.default_rng(1), lead=lead)
+    n = len(s)
+    wet = room.convolve("a", s)[:, :n].astype(np.float64)
+    level = active_speech_level_db(wet[0], SR)
+    noise = room.noise(n, level, babble=voices).astype(np.float64)
+    assert noise.shape == (4, n)
+    direct = active_speech_level_db(wet[0], SR) - rms_db(noise[0])
+    mix = wet[0] + noise[0]
+    fr = int(0.02 * SR)
+    k = n // fr
+    p_speech = (wet[0, : k * fr].reshape(k, fr) ** 2).mean(1)
+    p_mix = (mix[: k * fr].reshape(k, fr) ** 2).mean(1)
+    active = 10 * np.log10(p_speech + 1e-30) > level - 15.9
+    p_noise = float((mix[: int(lead * SR)] ** 2).mean())
+    from_mix = 10 * np.log10((p_mix[active].mean() - p_noise) / p_noise)
+    print(f"\n{preset} {kind}: configured {snr} dB, parts {direct:.3f} dB, from the mix {from_mix:.2f} dB")
+    assert abs(direct - snr) < 0.05
+    assert abs(from_mix - snr) < 1.0
+    # every microphone hears the diffuse noise at about the same level
+    levels = [rms_db(noise[m]) for m in range(4)]
+    assert max(levels) - min(levels) < 1.0
+
+
+def test_diffuse_noise_coherence():
+    room = build_room({"preset": "office", "mics": "pair"}, ["a"], 1, SR)
+    x = room.noise(20 * SR, -20.0, kind="white", snr_db=0.0).astype(np.float64)
+    from scipy.signal import coherence
+
+    f, c = coherence(x[0], x[1], fs=SR, nperseg=512)
+    expect = np.sinc(2 * f * 0.08 / 343.0) ** 2  # magnitude-squared coherence of a diffuse field
+    band = (f > 100) & (f < 4000)
+    assert np.max(np.abs(c[band] - expect[band])) < 0.1
+
+
+def test_noise_without_clips_and_point_sources():
+    room = build_room({"preset": "kitchen", "mics": "circular4",
+                       "noise_sources": [{"kind": "fan"}, {"kind": "tv", "position": [3.5, 0.4, 1.0], "level_db": -3}]},
+                      ["a"], 2, SR)
+    x = room.noise(5 * SR, -25.0, kind="babble", snr_db=5.0)  # babble falls back to speech-shaped noise
+    assert x.dtype == np.float32 and x.shape == (4, 5 * SR)
+    assert rms_db(x[0]) == pytest.approx(-30.0, abs=0.01)
+    assert not x.flags.writeable
+    np.testing.assert_array_equal(x, room.noise(5 * SR, -25.0, kind="babble", snr_db=5.0))
+    assert np.all(room.noise(SR, -25.0, kind="none", snr_db=5.0) != 0)  # the point sources remain
+    quiet = build_room("office", ["a"], 2, SR).noise(SR, -25.0, kind="none")
+    assert quiet.shape == (1, SR) and not quiet.any()
+    seeded = build_room("office", ["a"], 2, SR)
+    assert not np.array_equal(seeded.noise(SR, -25.0, kind="white"), seeded.noise(SR, -25.0, kind="white", seed=3))
+
+
+# ---------------------------------------------------------------------------------------- 3. echo
+def test_echo_click_timing_and_causality():
+    room = build_room(ISSUE_ROOM, ["a", "b"], 3, SR)
+    for k, j in ((5, 300), (2, 1279), (7, 0)):
+        echo = room.echo_path(N)
+        outs = []
+        for f in range(12):
+            a = np.zeros(N, np.float32)
+            if f == k:
+                a[j] = 1.0
+            outs.append(echo.push(a))
+        y = np.concatenate(outs, axis=1)
+        expected = k * N + j + room.delay_s(ASSISTANT) * SR
+        peak = int(np.argmax(np.abs(y[0])))
+        assert abs(peak - expected) <= 0.001 * SR, (peak, expected)
+        assert not np.any(np.concatenate(outs[:k], axis=1))  # no earlier frame hears it
+        assert np.max(np.abs(y[:, : k * N + j])) < 1e-6 * np.max(np.abs(y))
+        # the direct echo at mic 0 is echo_gain times the click (band-limited peak)
+        assert 0.35 < np.max(np.abs(y[0])) < 0.55
+        # delay_s = direct path / c + 40 samples of filter delay
+        d = np.linalg.norm(room.positions[ASSISTANT] - room.mic_positions[:, 0])
+        assert room.delay_s(ASSISTANT) == pytest.approx(d / 343.0 + 40 / SR)
+
+
+@pytest.mark.parametrize("sr", [16000, 24000])
+def test_echo_equals_full_convolution(sr):
+    n = sr * 80 // 1000
+    room = build_room(ISSUE_ROOM, ["a"], 4, sr)
+    rng = np.random.default_rng(0)
+    frames = 20  # > the 7 partitions: tails of many earlier frames are included
+    x = (0.3 * rng.standard_normal(frames * n)).astype(np.float32)
+    echo = room.echo_path(n)
+    y = np.concatenate([echo.push(x[i * n:(i + 1) * n]) for i in range(frames)], axis=1)
+    ir = room.ir(ASSISTANT).astype(np.float64) * 0.5
+    ref = np.stack([np.convolve(x.astype(np.float64), ir[m])[: frames * n] for m in range(room.n_mics)])
+    assert y.shape == (4, frames * n) and y.dtype == np.float32
+    np.testing.assert_allclose(y, ref, atol=1e-5 * np.max(np.abs(ref)))
+
+
+def test_echo_gain_zero_and_reset_and_anechoic():
+    room = build_room({"preset": "office", "mics": "pair"}, ["a"], 1, SR)
+    off = room.echo_path(N)
+    assert off.gain == 0.0 and off.partitions == 0
+    assert not off.push(np.ones(N, np.float32)).any()
+    on = room.echo_path(N, gain=1.0)
+    a = np.random.default_rng(0).standard_normal(N).astype(np.float32)
+    first = on.push(a)
+    on.push(a)
+    on.reset()
+    np.testing.assert_array_equal(on.push(a), first)
+    with pytest.raises(ValueError, match="frame"):
+        on.push(np.zeros(N + 1, np.float32))
+    dry = build_room({"echo_gain": 0.25}, ["a"], 1, SR).echo_path(N)
+    np.testing.assert_array_equal(dry.push(a), 0.25 * a[None, :])
+
+
+# ---------------------------------------------------------------------------- 4. DoA, array delays
+def test_doa_matches_geometry_and_ir_peaks():
+    room = build_room({"preset": "meeting_room", "mics": "circular4"}, ["a", "b", "c", "d", "e"], 9, SR)
+    azs = []
+    for s in room.speakers:
+        az, el, dist = room.doa(s)
+        v = room.positions[s] - room.array_center
+        assert dist == pytest.approx(np.linalg.norm(v))
+        assert az == pytest.approx(math.degrees(math.atan2(v[1], v[0])))
+        assert el == pytest.approx(math.degrees(math.asin(v[2] / dist)))
+        lo, hi = room.spec.distance
+        assert lo - 1e-9 <= math.hypot(v[0], v[1]) <= hi + 1e-9
+        azs.append(az)
+        # the direct path is where delay_s says it is, on every microphone
+        for m in range(room.n_mics):
+            dm = np.linalg.norm(room.positions[s] - room.mic_positions[:, m]) / 343.0 + 40 / SR
+            assert abs(int(np.argmax(np.abs(room.ir(s)[m]))) - dm * SR) <= 1.0
+    for i in range(len(azs)):
+        for j in range(i):
+            d = abs(azs[i] - azs[j]) % 360
+            assert min(d, 360 - d) >= room.spec.min_separation_deg - 1e-9
+    assert set(room.doas()) == set(room.speakers)
+    assert build_room(None, ["a"], 1, SR).doa("a") is None
+
+
+@pytest.mark.parametrize("az,expected_us", [
+    (0, -233.2), (180, 233.2), (45, -164.9), (-45, -164.9), (135, 164.9), (90, 0.0),
+])
+def test_pair_gcc_phat_delay(az, expected_us):
+    spec = RoomSpec.from_config({"preset": "office", "mics": "pair"})
+    c = np.array(spec.array_position)
+    p = c + [1.0 * math.cos(math.radians(az)), 1.0 * math.sin(math.radians(az)), 0.0]
+    room = build_room(spec, ["s"], 1, SR, positions={"s": p})
+    geo = (np.linalg.norm(p - room.mic_positions[:, 1]) - np.linalg.norm(p - room.mic_positions[:, 0])) / 343.0
+    assert geo * 1e6 == pytest.approx(expected_us, abs=1.0)  # 8 cm / 343 m/s, times cos(az)
+    x = np.random.default_rng(0).standard_normal(2 * SR).astype(np.float32)
+    y = room.convolve("s", x).astype(np.float64)
+    tau = gcc_phat(y[0], y[1], SR)
+    print(f"\nazimuth {az}: GCC-PHAT {tau * 1e6:.1f} us, geometry {geo * 1e6:.1f} us")
+    assert abs(tau - geo) < 15e-6
+
+
+def test_gold_onset_on_mic0_axis():
+    """A clip starting at source time t0 starts at mic 0 at t0 + delay_s, within 10 ms."""
+    room = build_room({"preset": "living_room", "mics": "circular4"}, ["a", "b"], 5, SR)
+    clip = np.concatenate([np.zeros(int(0.3 * SR), np.float32), speech_like(SR, 2.0, np.random.default_rng(2))])
+    thr = 0.05 * np.max(np.abs(clip))
+    t0 = int(np.argmax(np.abs(clip) > thr)) / SR
+    for s in room.speakers:
+        wet = room.convolve(s, clip)
+        gain = 1.0 / np.linalg.norm(room.positions[s] - room.mic_positions[:, 0])  # direct path, 1 m reference
+        onset = int(np.argmax(np.abs(wet[0]) > thr * gain)) / SR
+        print(f"\n{s}: onset at mic 0 {onset:.4f} s, source onset + delay_s {t0 + room.delay_s(s):.4f} s")
+        assert abs(onset - (t0 + room.delay_s(s))) < 0.010
+
+
+# ------------------------------------------------------------------------------ 5. determinism
+def _ir_digest(room) -> str:
+    import hashlib
+
+    h = hashlib.sha256()
+    for name in (*room.speakers, ASSISTANT):
+        h.update(np.ascontiguousarray(room.ir(name)).tobytes())
+    return h.hexdigest()
+
+
+def test_same_seed_bit_identical_different_seed_differs():
+    a = build_room(ISSUE_ROOM, ["a", "b", "c"], 42, SR, cache=False)
+    clear_caches()
+    b = build_room(ISSUE_ROOM, ["a", "b", "c"], 42, SR, cache=False)
+    assert _ir_digest(a) == _ir_digest(b)
+    c = build_room(ISSUE_ROOM, ["a", "b", "c"], 43, SR, cache=False)
+    assert not np.allclose(a.positions["a"], c.positions["a"])
+    assert _ir_digest(a) != _ir_digest(c)
+    assert build_room(ISSUE_ROOM, ["a", "b", "c"], 42, SR) is build_room(ISSUE_ROOM, ["a", "b", "c"], 42, SR)
+
+
+def test_bit_identical_in_a_subprocess():
+    room = build_room(ISSUE_ROOM, ["a", "b"], 7, SR)
+    code = (
+        "import hashlib, numpy as np; from fdenv.room import build_room, ASSISTANT;"
+        f"r = build_room({ISSUE_ROOM!r}, ['a', 'b'], 7, {SR}); h = hashlib.sha256();"
+        "[h.update(np.ascontiguousarray(r.ir(n)).tobytes()) for n in ('a', 'b', ASSISTANT)];"
+        "print(h.hexdigest())"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={**__import__("os").environ, "PRA_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"})
+    assert out.stdout.strip() == _ir_digest(room)
+
+
+def test_seeding_leaves_numpy_global_state_alone():
+    np.random.seed(123)
+    expected = np.random.random(3)
+    np.random.seed(123)
+    build_room(ISSUE_ROOM, ["a"], 1, SR, cache=False)
+    np.testing.assert_array_equal(np.random.random(3), expected)
+
+
+def test_pickle_roundtrip_and_caches():
+    room = build_room(ISSUE_ROOM, ["a", "b"], 3, SR)
+    clip = speech_like(SR, 1.0, np.random.default_rng(0))
+    wet = room.convolve("a", clip)
+    assert room.convolve("a", clip) is wet  # cache hit
+    assert room.convolve("a", clip, key="clip-1") is not wet
+    assert not wet.flags.writeable
+    assert wet.shape == (4, len(clip) + room.ir_length - 1) and wet.dtype == np.float32
+    echo = room.echo_path(N)
+    rng = np.random.default_rng(1)
+    frames = [rng.standard_normal(N).astype(np.float32) for _ in range(6)]
+    for f in frames[:3]:
+        echo.push(f)
+    room2 = pickle.loads(pickle.dumps(room))
+    echo2 = pickle.loads(pickle.dumps(echo))
+    assert _ir_digest(room2) == _ir_digest(room)
+    clear_caches()
+    np.testing.assert_array_equal(room2.convolve("a", clip), wet)
+    for f in frames[3:]:
+        np.testing.assert_array_equal(echo2.push(f), echo.push(f))
+    assert room2.doa("a") == room.doa("a") and room2.delay_s("b") == room.delay_s("b")
+
+
+def test_anechoic_is_trivial():
+    room = build_room(None, ["a", "b"], 1, SR)
+    assert not room.simulated and room.n_mics == 1 and room.delay_s("a") == 0.0
+    clip = np.arange(10, dtype=np.float32)
+    np.testing.assert_array_equal(room.convolve("a", clip), clip[None, :])
+    assert room.noise(100, -20.0).shape == (1, 100)
+    noisy = build_room({"noise": "pink", "snr_db": 10}, ["a"], 1, SR).noise(SR, -20.0)
+    assert rms_db(noisy[0]) == pytest.approx(-30.0, abs=0.01)
+    with pytest.raises(KeyError, match="unknown source"):
+        room.delay_s("zed")
+
+
+# ------------------------------------------------------------------------------ 6. config errors
+def test_config_forms():
+    assert RoomSpec.from_config(None) == RoomSpec.from_config("anechoic") == RoomSpec.from_config({})
+    s = RoomSpec.from_config(
+        {"preset": "office", "mics": "circular4", "echo_gain": 0.5, "snr_db": 15, "noise": "babble"})
+    assert (s.mics, s.echo_gain, s.snr_db, s.noise, s.size) == ("circular4", 0.5, 15.0, "babble", (5.0, 4.0, 3.0))
+    assert RoomSpec.from_config(s.to_dict()) == s
+    assert RoomSpec.from_config(s) is s
+    assert s.key() != RoomSpec.from_config("office").key()
+    assert set(ROOMS) >= {"office", "living_room", "meeting_room", "car_cabin", "kitchen"}
+    for p in ROOMS:  # every preset places 4 talkers
+        build_room(p, ["a", "b", "c", "d"], 0, SR)
+
+
+@pytest.mark.parametrize("room,match", [
+    ("ofice", r"preset.*valid choices: anechoic, car_cabin"),
+    ({"preset": "office", "colour": 1}, r"colour: unknown field; valid fields: .*rt60"),
+    ({"preset": "office", "mics": "quad"}, r"mics: .*valid choices: mono, pair, circular4"),
+    ({"preset": "office", "noise": "brown"}, r"noise: .*valid choices: none, white, pink, babble"),
+    ({"preset": "office", "rt60": 5}, r"rt60: .*out of range"),
+    ({"preset": "office", "rt60": 0.08}, r"rt60: .*too short"),
+    ({"preset": "office", "echo_gain": -1}, r"echo_gain: .*out of range"),
+    ({"preset": "office", "snr_db": "loud"}, r"snr_db: expected a number"),
+    ({"preset": "office", "size": [5, 4]}, r"size: expected a list of 3 numbers"),
+    ({"preset": "office", "array_position": [9, 1, 1]}, r"array_position: .*outside the room"),
+    ({"preset": "office", "distance": [3, 1]}, r"distance: "),
+    ({"preset": "office", "max_order": -2}, r"max_order: "),
+    ({"preset": "office", "noise_sources": [{"kind": "radio"}]}, r"noise_sources\[0\]\.kind: .*fan, tv"),
+    ({"preset": "anechoic", "mics": "pair"}, r"mics: .*mono"),
+    ({"size": [5, 4, 3]}, r"size: the anechoic preset has no geometry"),
+    (42, r"preset name, a dict or None"),
+])
+def test_config_errors(room, match):
+    with pytest.raises(ValueError, match=match):
+        RoomSpec.from_config(room)
+
+
+def test_build_room_argument_errors():
+    with pytest.raises(ValueError, match="distinct"):
+        build_room("office", ["a", "a"], 0, SR)
+    with pytest.raises(ValueError, match="reserved"):
+        build_room("office", [ASSISTANT], 0, SR)
+    with pytest.raises(ValueError, match="seed"):
+        build_room("office", ["a"], 1.5, SR)
+    with pytest.raises(ValueError, match="outside the room"):
+        build_room("office", ["a"], 0, SR, positions={"a": [9, 9, 9]})
+    with pytest.raises(ValueError, match="unknown source"):
+        build_room("office", ["a"], 0, SR, positions={"b": [1, 1, 1]})
+
+
+# ------------------------------------------------------------------------------ cost (loose)
+@pytest.mark.slow
+def test_costs():
+    import time
+
+    clips = [speech_like(SR, 2.4, np.random.default_rng(i)) for i in range(25)]
+    t = time.perf_counter()
+    room = build_room(ISSUE_ROOM, ["a", "b", "c", "d"], 1, SR)
+    for i, c in enumerate(clips):
+        room.convolve("abcd"[i % 4], c)
+    cold = time.perf_counter() - t
+    t = time.perf_counter()
+    room = build_room(ISSUE_ROOM, ["a", "b", "c", "d"], 1, SR)
+    for i, c in enumerate(clips):
+        room.convolve("abcd"[i % 4], c)
+    warm = time.perf_counter() - t
+    echo = room.echo_path(N)
+    a = np.zeros(N, np.float32)
+    t = time.perf_counter()
+    for _ in range(2000):
+        echo.push(a)
+    step = (time.perf_counter() - t) / 2000
+    print(f"\ncold {cold * 1e3:.0f} ms, warm {warm * 1e3:.1f} ms, echo step {step * 1e6:.1f} us")
+    assert cold < 1.0 and warm < 0.05 and step < 300e-6
