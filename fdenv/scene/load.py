@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import difflib
 import math
+import re
 from pathlib import Path
 from typing import Any
 
@@ -38,19 +40,47 @@ _SCENE_KEYS = {
 _TURN_KEYS = {"id", "speaker", "text", "label", "gap", "addressee", "gold_answer", "pair_id", "resolves"}
 
 
+class _DuplicateKey(yaml.MarkedYAMLError):
+    pass
+
+
+class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
+    """Safe YAML that refuses a key given twice in one mapping (PyYAML keeps the last silently)."""
+
+    def construct_mapping(self, node, deep=False):
+        seen = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=True)
+            try:
+                dup = key in seen
+            except TypeError:
+                continue  # unhashable: the base class reports it
+            if dup:
+                raise _DuplicateKey(None, None, f"duplicate key {key!r}", key_node.start_mark)
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
 def load_scene(path: str | Path) -> Scene:
     """Read one scene YAML file."""
     path = Path(path)
+    if path.is_dir():
+        raise SceneError(str(path), "file", "is a folder; give the path of a scene .yaml file")
     if not path.is_file():
         raise SceneError(str(path), "file", "no such file; give the path of a scene .yaml file")
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
+        data = yaml.load(text, Loader=_Loader)
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "YAML"
-        raise SceneError(str(path), where, f"not valid YAML ({getattr(e, 'problem', e)})") from None
+        raise SceneError(str(path), where, f"not valid YAML ({getattr(e, 'problem', None) or e})") from None
     except UnicodeDecodeError:
         raise SceneError(str(path), "file", "not UTF-8 text") from None
+    except OSError as e:
+        raise SceneError(str(path), "file", f"cannot be read ({e.strerror or e})") from None
+    if data is None:
+        raise SceneError(str(path), "top level", "the file is empty; a scene needs id, kind, speakers and turns")
     return scene_from_dict(data, source=str(path))
 
 
@@ -62,16 +92,16 @@ def scene_from_dict(data: Any, source: str = "<scene>") -> Scene:
 
     if not isinstance(data, dict):
         fail("top level", f"expected a mapping with id, kind, speakers and turns, got {type(data).__name__}")
-    unknown = sorted(set(data) - _SCENE_KEYS)
+    unknown = sorted(set(data) - _SCENE_KEYS, key=str)
     if unknown:
-        fail(unknown[0], f"unknown field; valid fields are {sorted(_SCENE_KEYS)}")
+        fail(str(unknown[0]), _unknown_field(unknown[0], _SCENE_KEYS))
     for key in ("id", "kind", "speakers", "turns"):
         if key not in data:
             fail(key, "missing (required)")
     sid = _str(data["id"], "id", fail)
     kind = data["kind"]
-    if kind not in KINDS:
-        fail("kind", f"{kind!r} is not one of {list(KINDS)}")
+    if not isinstance(kind, str) or kind not in KINDS:
+        fail("kind", f"{kind!r} is not one of {list(KINDS)}{_did_you_mean(kind, KINDS)}")
 
     speakers_raw = data["speakers"]
     if not isinstance(speakers_raw, list) or not speakers_raw:
@@ -82,9 +112,9 @@ def scene_from_dict(data: Any, source: str = "<scene>") -> Scene:
             s = {"name": s}
         if not isinstance(s, dict) or "name" not in s:
             fail(f"speakers[{i}]", "expected a mapping with a 'name' (and optional 'voice')")
-        extra = sorted(set(s) - {"name", "voice"})
+        extra = sorted(set(s) - {"name", "voice"}, key=str)
         if extra:
-            fail(f"speakers[{i}].{extra[0]}", "unknown field; valid fields are ['name', 'voice']")
+            fail(f"speakers[{i}].{extra[0]}", _unknown_field(extra[0], {"name", "voice"}))
         name = _str(s["name"], f"speakers[{i}].name", fail)
         if any(p.name == name for p in speakers):
             fail(f"speakers[{i}].name", f"duplicate speaker {name!r}")
@@ -114,9 +144,12 @@ def scene_from_dict(data: Any, source: str = "<scene>") -> Scene:
         where = f"turns[{i}]"
         if not isinstance(t, dict):
             fail(where, f"expected a mapping with speaker, text and label, got {type(t).__name__}")
-        extra = sorted(set(t) - _TURN_KEYS)
+        extra = sorted(set(t) - _TURN_KEYS, key=str)
         if extra:
-            fail(f"{where}.{extra[0]}", f"unknown field; valid fields are {sorted(_TURN_KEYS)}")
+            if t[extra[0]] is None and " " in str(extra[0]).strip():
+                fail(f"{where}.{extra[0]}", "looks like the rest of a text cut at a comma: in {...} flow style a comma "
+                     "ends the value, so put text that has commas in quotes")
+            fail(f"{where}.{extra[0]}", _unknown_field(extra[0], _TURN_KEYS))
         for key in ("speaker", "text", "label"):
             if key not in t:
                 fail(f"{where}.{key}", "missing (required)")
@@ -125,17 +158,22 @@ def scene_from_dict(data: Any, source: str = "<scene>") -> Scene:
             fail(f"{where}.id", f"duplicate turn id {tid!r}")
         ids.add(tid)
         label = t["label"]
-        if label not in LABELS:
-            fail(f"{where}.label", f"{label!r} is not one of {list(LABELS)}")
+        if not isinstance(label, str) or label not in LABELS:
+            fail(f"{where}.label", f"{label!r} is not one of {list(LABELS)}{_did_you_mean(label, LABELS)}")
         speaker = _str(t["speaker"], f"{where}.speaker", fail)
         if speaker not in names:
-            fail(f"{where}.speaker", f"{speaker!r} is not among the speakers {sorted(names)}")
+            fail(f"{where}.speaker", f"{speaker!r} is not among the speakers {sorted(names)}"
+                 f"{_did_you_mean(speaker, names)}; add it to 'speakers' or fix the name")
         text = _str(t["text"], f"{where}.text", fail)
         _check_markers(text, label, f"{where}.text", fail)
         gap = _num(t.get("gap", DEFAULT_GAP_S), f"{where}.gap", fail, lo=-30.0, hi=60.0)
+        if i == 0 and gap < 0:
+            fail(f"{where}.gap", f"{gap} is negative, but the first turn has nothing to overlap; use 0 or more")
         addressee = t.get("addressee")
         if addressee is not None:
             addressee = _str(addressee, f"{where}.addressee", fail)
+            if addressee == speaker:
+                fail(f"{where}.addressee", f"{speaker!r} cannot address themselves; name who the turn is addressed to")
         gold = t.get("gold_answer")
         if gold is not None:
             gold = _str(gold, f"{where}.gold_answer", fail)
@@ -150,7 +188,7 @@ def scene_from_dict(data: Any, source: str = "<scene>") -> Scene:
     _check_structure(turns, kind, fail)
     bc = data.get("bc_distribution")
     if bc is not None:
-        if not isinstance(bc, list) or not bc or not all(_is_num(x) and x >= 0 for x in bc) or sum(bc) <= 0:
+        if not isinstance(bc, list) or not bc or not all(_is_num(x) and math.isfinite(x) and x >= 0 for x in bc) or sum(bc) <= 0:
             fail("bc_distribution", "expected a non-empty list of non-negative numbers with a positive sum")
         bc = tuple(float(x) for x in bc)
     attributes = data.get("attributes", {}) or {}
@@ -166,9 +204,11 @@ def scene_from_dict(data: Any, source: str = "<scene>") -> Scene:
 
 def _check_markers(text: str, label: str, where: str, fail) -> None:
     found = markers(text)
-    open_brackets = text.count("[")
-    if open_brackets != len(found):
-        fail(where, "unrecognised [...] marker; only [pause=S] (pause turns) and [trp] (monologue turns) exist")
+    if text.count("[") != len(found) or text.count("]") != len(found):
+        stray = re.sub(r"\[(pause=[^\]]*|trp)\]", " ", text)
+        m = re.search(r"\[[^\]]*\]?|\]", stray)
+        bad = m.group(0) if m else "["
+        fail(where, f"unrecognised marker {bad!r}; only [pause=S] (pause turns) and [trp] (monologue turns) exist")
     for m in found:
         if m == "trp" and label != "monologue":
             fail(where, f"[trp] is only allowed in monologue turns, not in a {label!r} turn")
@@ -185,6 +225,8 @@ def _check_markers(text: str, label: str, where: str, fail) -> None:
     pieces = split_pieces(text)
     if not pieces:
         fail(where, "no words to speak")
+    if re.search(r"\]\s*\[", text):
+        fail(where, "two markers in a row; put words between markers (or one [pause=S] with the summed time)")
     if pieces[-1].silence_after_s > 0 or pieces[-1].trp_after or text.strip().startswith("["):
         fail(where, "a marker must stand between two pieces of text, not at the start or end")
     if label == "pause" and len(pieces) < 2:
@@ -208,6 +250,8 @@ def _check_structure(turns: list[Turn], kind: str, fail) -> None:
                 fail(f"{where}.resolves", f"{t.resolves!r} is not the id of an N4Q turn")
             if i == 0 or turns[i - 1].id != t.resolves:
                 fail(f"{where}.resolves", "an N4R turn must directly follow the N4Q it resolves")
+        if t.resolves is not None and t.label != "N4R":
+            fail(f"{where}.resolves", f"only N4R turns resolve an N4Q; this turn is {t.label!r}")
         if t.label == "N4Q" and (i + 1 >= len(turns) or turns[i + 1].label != "N4R"):
             fail(f"{where}.label", "an N4Q turn must be followed by its N4R turn")
         if t.label == "T" and not t.gold_answer:
@@ -228,9 +272,26 @@ def _is_num(x) -> bool:
 
 
 def _str(value, where, fail) -> str:
+    if isinstance(value, bool):
+        fail(where, f"expected text, got {value!r} (YAML reads yes/no/on/off/true/false as booleans; put the text in quotes)")
+    if isinstance(value, (int, float)):
+        fail(where, f"expected text, got the number {value!r}; put it in quotes: '{value}'")
     if not isinstance(value, str) or not value.strip():
         fail(where, f"expected non-empty text, got {value!r}")
     return value.strip()
+
+
+def _did_you_mean(value, choices) -> str:
+    if not isinstance(value, str):
+        return ""
+    close = difflib.get_close_matches(value, [str(c) for c in choices], n=1, cutoff=0.6)
+    if not close:
+        close = [c for c in choices if str(c).lower() == value.lower()]
+    return f"; did you mean {close[0]!r}?" if close else ""
+
+
+def _unknown_field(key, valid) -> str:
+    return f"unknown field{_did_you_mean(key, valid)}; valid fields are {sorted(valid)}"
 
 
 def _opt_str(value, where, fail):
@@ -239,7 +300,8 @@ def _opt_str(value, where, fail):
 
 def _num(value, where, fail, lo: float, hi: float) -> float:
     if not _is_num(value) or math.isnan(value):
-        fail(where, f"expected a number of seconds, got {value!r}")
+        hint = " (write seconds as a plain number, e.g. 0.5)" if isinstance(value, str) else ""
+        fail(where, f"expected a number of seconds, got {value!r}{hint}")
     if not lo <= value <= hi:
         fail(where, f"{value} is out of range [{lo}, {hi}]")
     return float(value)

@@ -1,0 +1,140 @@
+"""``fdenv-scenes``: generate the shipped scene sets, validate scene files, list sets.
+
+    fdenv-scenes generate all                 # rewrite scenes/<set>/ for every set
+    fdenv-scenes generate mpe --n 200 --out /tmp/scenes
+    fdenv-scenes validate scenes/ my_scene.yaml
+    fdenv-scenes list
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+
+def _generate(args) -> int:
+    from ..scene.generate import SET_NAMES, write_set
+    from ..scene.sets import scenes_dir
+
+    names = list(SET_NAMES) if args.set == "all" else [args.set]
+    if args.set != "all" and args.set not in SET_NAMES:
+        print(f"fdenv-scenes generate: unknown set {args.set!r}; choose one of {list(SET_NAMES)} or 'all'", file=sys.stderr)
+        return 2
+    if args.n is not None and args.set == "all":
+        print("fdenv-scenes generate: --n applies to one set; give a set name with --n", file=sys.stderr)
+        return 2
+    if args.n is not None and args.n < 1:
+        print("fdenv-scenes generate: --n must be at least 1", file=sys.stderr)
+        return 2
+    out = Path(args.out) if args.out else scenes_dir()
+    for name in names:
+        folder, made, removed = write_set(name, out, n=args.n, seed=args.seed)
+        extra = f", removed {len(removed)} stale file(s)" if removed else ""
+        print(f"{name}: {len(made.scenes)} scenes -> {folder}{extra}")
+    return 0
+
+
+def _scene_files(paths: list[str]) -> tuple[list[Path], list[str]]:
+    files, missing = [], []
+    for p in paths:
+        path = Path(p)
+        if path.is_dir():
+            files.extend(f for f in sorted(path.rglob("*.y*ml")) if f.suffix in (".yaml", ".yml") and f.name != "manifest.yaml")
+        elif path.is_file():
+            files.append(path)
+        else:
+            missing.append(p)
+    return files, missing
+
+
+def _validate(args) -> int:
+    import yaml
+
+    from ..scene.load import SceneError, load_scene
+
+    files, missing = _scene_files(args.paths)
+    bad = 0
+    for m in missing:
+        print(f"{m}: file: no such file or folder")
+        bad += 1
+    ids: dict[str, Path] = {}
+    for f in files:
+        try:
+            scene = load_scene(f)
+        except SceneError as e:
+            print(e)
+            bad += 1
+            continue
+        if scene.id in ids:
+            print(f"{f}: id: duplicate scene id {scene.id!r} (also in {ids[scene.id]})")
+            bad += 1
+        ids[scene.id] = f
+    # a folder with a manifest: every listed scene has its file, and every file is listed
+    for p in args.paths:
+        for man in ([Path(p) / "manifest.yaml"] + sorted(Path(p).glob("*/manifest.yaml"))) if Path(p).is_dir() else []:
+            if not man.is_file():
+                continue
+            try:
+                listed = (yaml.safe_load(man.read_text(encoding="utf-8")) or {}).get("scenes") or {}
+            except (yaml.YAMLError, AttributeError) as e:
+                print(f"{man}: manifest: not a valid manifest ({e})")
+                bad += 1
+                continue
+            present = {f.stem for f in man.parent.glob("*.yaml") if f.name != "manifest.yaml"}
+            for sid in listed:
+                if sid not in present:
+                    print(f"{man}: scenes.{sid}: listed but {man.parent / (str(sid) + '.yaml')} is missing")
+                    bad += 1
+            for sid in sorted(present - set(map(str, listed))):
+                print(f"{man.parent / (sid + '.yaml')}: id: not listed in {man}")
+                bad += 1
+    n = len(files)
+    print(f"checked {n} scene file{'s' if n != 1 else ''}: {'all valid' if not bad else f'{bad} problem(s)'}", file=sys.stderr)
+    return 1 if bad else 0
+
+
+def _list(args) -> int:
+    from ..scene.sets import list_sets, load_manifest, scenes_dir
+
+    base = scenes_dir()
+    sets = list_sets(base)
+    if not sets:
+        print(f"no scene sets under {base}")
+        return 1
+    for name in sets:
+        m = load_manifest(name, base)
+        counts: dict = {}
+        for split in m["scenes"].values():
+            counts[split] = counts.get(split, 0) + 1
+        splits = " ".join(f"{k}={counts.get(k, 0)}" for k in ("train", "val", "test"))
+        print(f"{name:14s} kind={m.get('kind', '?'):13s} scenes={len(m['scenes']):5d}  {splits}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from ..scene.generate import SET_NAMES
+
+    p = argparse.ArgumentParser(prog="fdenv-scenes", description="Generate, validate and list fdenv scene sets.")
+    sub = p.add_subparsers(dest="command", required=True)
+    g = sub.add_parser("generate", help="write a shipped set (or all) from its template generator")
+    g.add_argument("set", help=f"one of {', '.join(SET_NAMES)}, or 'all'")
+    g.add_argument("--out", help="root folder; the set goes to OUT/<set>/ (default: the shipped scenes folder)")
+    g.add_argument("--n", type=int, help="number of scenes (mpe: pairs); default: the set's shipped size")
+    g.add_argument("--seed", type=int, default=0, help="generator seed (default 0, the shipped sets)")
+    g.set_defaults(func=_generate)
+    v = sub.add_parser("validate", help="check scene files; one line per problem, exit 1 if any")
+    v.add_argument("paths", nargs="+", metavar="PATH", help="scene .yaml files or folders (searched recursively)")
+    v.set_defaults(func=_validate)
+    ls = sub.add_parser("list", help="list the shipped sets with their sizes and splits")
+    ls.set_defaults(func=_list)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,146 @@
+"""Template generators for the shipped scene sets.
+
+``generate_set(name, n, seed)`` builds a whole set in memory (scene files and manifest, as text);
+``write_set(name, out_root)`` writes it to ``out_root/<name>/``. Both are deterministic: the same
+(name, n, seed) gives the same bytes on every machine, and scene ``i`` depends only on
+(name, seed, i), so a larger ``n`` keeps the scenes (and splits) a smaller one had.
+
+Sets: ``pause``, ``backchannel``, ``turn_taking``, ``interruption`` (Full-Duplex-Bench's four
+dimensions, one scene per item) and ``mpe`` (Duplex-MPE multi-party scenes, ``n`` counts
+explicit/implicit pairs). Splits are fixed at about 70/15/15 (train/val/test), by scene, or by pair
+for ``mpe`` so that both members of a pair share a split.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..load import scene_from_dict
+from ..schema import LABELS, SILENCE_LABELS, markers
+from . import backchannel, interruption, mpe, pause, turn_taking
+from ._common import assign_splits, dump_yaml, flow_map, scene_rng
+
+GENERATORS = {
+    "pause": pause,
+    "backchannel": backchannel,
+    "turn_taking": turn_taking,
+    "interruption": interruption,
+    "mpe": mpe,
+}
+SET_NAMES = tuple(GENERATORS)
+DEFAULT_SEED = 0
+MANIFEST = "manifest.yaml"
+
+_DESCRIPTIONS = {
+    "pause": "FDB pause handling: a user turn with 1-3 mid-sentence pauses of 0.6-1.5 s; the assistant should not take the turn.",
+    "backchannel": "FDB backchannel: a 60-110 word monologue with 4-8 TRPs; the assistant may backchannel, not take over.",
+    "turn_taking": "FDB smooth turn-taking: context, then a final question with a short gold answer; the assistant should answer promptly.",
+    "interruption": "FDB user interruption: a final request inviting a long answer, then an interrupt that changes it; the assistant should yield and answer the new request.",
+    "mpe": "Duplex-MPE multi-party scenes in explicit/implicit pairs: answer the one T request, stay silent in N1/N2/N3, answer N4Q and yield at N4R.",
+}
+
+
+@dataclass
+class GeneratedSet:
+    name: str
+    n: int
+    seed: int
+    scenes: list[dict]
+    splits: dict[str, str]  # scene id -> split
+    files: dict[str, str] = field(default_factory=dict)  # file name -> text (scenes and manifest)
+
+    @property
+    def manifest(self) -> str:
+        return self.files[MANIFEST]
+
+
+def _check_name(name: str) -> None:
+    if name not in GENERATORS:
+        raise ValueError(f"unknown scene set {name!r}; generated sets are {list(SET_NAMES)}")
+
+
+def default_n(name: str) -> int:
+    _check_name(name)
+    return GENERATORS[name].DEFAULT_N
+
+
+def generate_set(name: str, n: int | None = None, seed: int = DEFAULT_SEED) -> GeneratedSet:
+    """Build set ``name``: ``n`` scenes (``mpe``: ``n`` pairs, 2n scenes), validated."""
+    _check_name(name)
+    gen = GENERATORS[name]
+    n = gen.DEFAULT_N if n is None else int(n)
+    if n < 1:
+        raise ValueError(f"n must be at least 1, got {n}")
+    split_of_item = assign_splits(n)
+    scenes: list[dict] = []
+    splits: dict[str, str] = {}
+    for i in range(n):
+        rng = scene_rng(name, gen.VERSION, seed, i)
+        sid = f"{name}-{i + 1:04d}"
+        made = gen.make_pair(i, rng, sid, seed=seed) if name == "mpe" else [gen.make(i, rng, sid, seed=seed)]
+        for d in made:
+            scene_from_dict(d, source=f"generator {name} #{i}")  # a generator bug fails here, loudly
+            scenes.append(d)
+            splits[d["id"]] = split_of_item[i]
+    out = GeneratedSet(name, n, seed, scenes, splits)
+    for d in scenes:
+        out.files[f"{d['id']}.yaml"] = dump_yaml(d)
+    out.files[MANIFEST] = dump_yaml(_manifest(name, gen, n, seed, scenes, splits))
+    return out
+
+
+def _manifest(name, gen, n, seed, scenes, splits) -> dict:
+    labels = {lab: 0 for lab in LABELS}
+    n_markers = {"pause": 0, "trp": 0}
+    n4_scenes = silence = 0
+    for d in scenes:
+        seen = set()
+        for t in d["turns"]:
+            labels[t["label"]] += 1
+            seen.add(t["label"])
+            silence += t["label"] in SILENCE_LABELS
+            for m in markers(t["text"]):
+                n_markers["trp" if m == "trp" else "pause"] += 1
+        n4_scenes += "N4Q" in seen
+    split_counts = {s: sum(1 for v in splits.values() if v == s) for s in ("train", "val", "test")}
+    counts: dict = {"scenes": len(scenes)}
+    if name == "mpe":
+        counts["pairs"] = n
+        counts["n4_scenes"] = n4_scenes
+        counts["silence_windows"] = silence
+    counts["splits"] = flow_map(split_counts)
+    counts["turns"] = flow_map({k: v for k, v in labels.items() if v})
+    counts["markers"] = flow_map({k: v for k, v in n_markers.items() if v}) if any(n_markers.values()) else None
+    if counts["markers"] is None:
+        del counts["markers"]
+    return {
+        "set": name,
+        "kind": gen.KIND,
+        "description": _DESCRIPTIONS[name],
+        "generator": flow_map({"name": f"fdenv.scene.generate.{gen.__name__.rsplit('.', 1)[-1]}", "version": gen.VERSION,
+                               "seed": seed, "n": n}),
+        "regenerate": f"fdenv-scenes generate {name} --out scenes/"
+        + (f" --n {n}" if n != gen.DEFAULT_N else "") + (f" --seed {seed}" if seed != DEFAULT_SEED else ""),
+        "counts": counts,
+        "scenes": dict(splits),
+    }
+
+
+def write_set(name: str, out_root: str | Path, n: int | None = None, seed: int = DEFAULT_SEED) -> tuple[Path, GeneratedSet, list[str]]:
+    """Write set ``name`` under ``out_root/<name>/``; scene files of this set that the new
+    generation no longer has are removed. Returns (folder, the set, removed file names)."""
+    made = generate_set(name, n, seed)
+    folder = Path(out_root) / name
+    folder.mkdir(parents=True, exist_ok=True)
+    removed = []
+    for old in sorted(folder.glob(f"{name}-*.yaml")):
+        if old.name not in made.files:
+            old.unlink()
+            removed.append(old.name)
+    for fname, text in made.files.items():
+        path = folder / fname
+        data = text.encode("utf-8")
+        if not path.is_file() or path.read_bytes() != data:
+            path.write_bytes(data)
+    return folder, made, removed
