@@ -13,7 +13,7 @@ from .base import Agent, TrackPlayer
 
 ANSWER_DELAY_S = 0.5
 BACKCHANNEL_DELAY_S = 0.2  # FDB's target: backchannels centred 0.2 s after a TRP
-BACKCHANNELS = ("mm-hmm", "yeah", "right", "okay")
+BACKCHANNELS = ("yeah", "right", "okay", "sure")  # one word each: SPEC 5.2 needs fewer than 2
 FITTING = "That is a good question, and here is my answer to it."
 LONG_FILLER = "Let me walk you through it step by step, starting with the basics and then the details that matter most."
 N4_ANSWER = "Let me think about that for a moment, I believe the best option would be to check it carefully first."

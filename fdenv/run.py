@@ -124,18 +124,22 @@ def read_episodes(folder: str | os.PathLike) -> list[dict]:
     if not path.is_file():
         return []
     text = path.read_text(encoding="utf-8")
+    raws = text.splitlines(keepends=True)
     lines, good = [], 0
-    for raw in text.splitlines(keepends=True):
+    for i, raw in enumerate(raws):
         try:
             lines.append(json.loads(raw))
-            good += len(raw.encode("utf-8"))
         except json.JSONDecodeError:
-            if raw is not text.splitlines(keepends=True)[-1]:
-                raise ValueError(f"{path}: line {len(lines) + 1} is not JSON; fix or remove it") from None
+            if i < len(raws) - 1:
+                raise ValueError(f"{path}: line {i + 1} is not JSON; fix or remove it (the other lines are intact)") from None
             break
+        good += len(raw.encode("utf-8"))
     if good != len(text.encode("utf-8")) or (text and not text.endswith("\n")):
         with open(path, "r+b") as f:  # drop the torn tail, keep every complete line
             f.truncate(good)
+            if good and not text.encode("utf-8")[:good].endswith(b"\n"):
+                f.seek(good)
+                f.write(b"\n")
     return lines
 
 

@@ -9,6 +9,7 @@ one message that lists the valid choices.
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -82,7 +83,10 @@ def run_job(cfg) -> list[Path]:
     from ..run import load_records, run
     from ..timeline import timeline_text
 
+    import logging
+
     check_config(cfg)
+    logging.getLogger("faster_whisper").setLevel(logging.WARNING)  # one line per ASR call otherwise
     agent = make_agent_from(cfg)
     folders = []
     for scene_set in cfg.scene.sets:
@@ -102,11 +106,16 @@ def _scoring(cfg) -> dict:
             **OmegaConf.to_container(cfg.scoring, resolve=True)}
 
 
+FOLDERS_FILE = "run_folders.json"
+
+
 def main() -> None:
     import hydra
 
     @hydra.main(version_base="1.3", config_path=str(CONF_DIR), config_name="config")
     def _main(cfg) -> None:
+        from hydra.core.hydra_config import HydraConfig
+
         from ..report import print_runs
 
         try:
@@ -114,6 +123,29 @@ def main() -> None:
         except ConfigError as e:
             print(f"fdenv-run: {e}", file=sys.stderr)
             sys.exit(2)
+        # The sweep's report (ReportCallback) finds each job's run folders here.
+        out = Path(HydraConfig.get().runtime.output_dir)
+        (out / FOLDERS_FILE).write_text(json.dumps([str(f) for f in folders]))
         print_runs(folders)
 
     _main()
+
+
+class ReportCallback:
+    """At the end of a sweep (``-m``), one table over every job's run folders."""
+
+    def on_multirun_end(self, config, **kwargs) -> None:
+        from ..report import print_runs
+
+        sweep = Path(config.hydra.sweep.dir)
+        folders = []
+        for f in sorted(sweep.glob(f"*/{FOLDERS_FILE}"), key=lambda p: int(p.parent.name) if p.parent.name.isdigit() else 0):
+            folders.extend(json.loads(f.read_text()))
+        if folders:
+            print(f"\n=== {len(folders)} runs ({sweep}) ===")
+            print_runs(folders)
+
+    def __getattr__(self, name):  # the other Callback hooks: nothing to do
+        if name.startswith("on_"):
+            return lambda *a, **k: None
+        raise AttributeError(name)

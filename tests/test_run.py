@@ -1,0 +1,83 @@
+"""The runner and its run folders (SPEC 9): records on disk, resumable, nothing lost."""
+
+import json
+
+import numpy as np
+import pytest
+
+from fdenv.record import EpisodeRecord
+from fdenv.run import config_key, load_records, read_episodes, run
+from fdenv.sim.env import RoomEnv
+from fdenv_agents import ScriptedAgent, SilentAgent, make_agent
+
+from .helpers import rollout, scene, tone
+
+SC = scene([
+    {"speaker": "Ann", "text": "We bought four tickets at twelve each.", "label": "ctx"},
+    {"speaker": "Bob", "text": "Aria, what time does the film start?", "label": "final", "gold_answer": "At seven thirty."},
+], kind="turn_taking", id="run-test")
+
+
+def test_run_writes_records_and_resumes(tmp_path):
+    folder = run(SilentAgent(), scenes=[SC], seeds=[0, 1], out=tmp_path, progress=False)
+    lines = read_episodes(folder)
+    assert [(ln["scene_id"], ln["seed"]) for ln in lines] == [("run-test", 0), ("run-test", 1)]
+    assert lines[0]["fdb"]["dimension"] == "turn_taking" and lines[0]["fdb"]["paper"]["to"] == 0
+    assert (folder / "episodes" / "run-test.s0.flac").is_file()
+    config = json.loads((folder / "config.json").read_text())
+    assert config["agent"]["name"] == "silent" and folder.name == config_key(config)
+    # A rerun with more seeds only runs the new ones.
+    before = (folder / "episodes.jsonl").read_text()
+    again = run(SilentAgent(), scenes=[SC], seeds=[0, 1, 2], out=tmp_path, progress=False)
+    assert again == folder
+    text = (folder / "episodes.jsonl").read_text()
+    assert text.startswith(before) and len(read_episodes(folder)) == 3
+
+
+def test_a_torn_last_line_is_dropped_and_the_run_goes_on(tmp_path):
+    folder = run(SilentAgent(), scenes=[SC], seeds=[0], out=tmp_path, progress=False)
+    with open(folder / "episodes.jsonl", "a") as f:
+        f.write('{"scene_id": "run-test", "se')  # killed mid-write
+    assert len(read_episodes(folder)) == 1
+    run(SilentAgent(), scenes=[SC], seeds=[0, 1], out=tmp_path, progress=False)
+    assert [ln["seed"] for ln in read_episodes(folder)] == [0, 1]
+
+
+def test_a_corrupt_middle_line_is_an_error_not_a_loss(tmp_path):
+    folder = run(SilentAgent(), scenes=[SC], seeds=[0, 1], out=tmp_path, progress=False)
+    lines = (folder / "episodes.jsonl").read_text().splitlines()
+    (folder / "episodes.jsonl").write_text(lines[0] + "\nnot json\n" + lines[1] + "\n")
+    with pytest.raises(ValueError, match="line 2"):
+        read_episodes(folder)
+
+
+def test_different_agents_and_knobs_get_different_folders(tmp_path):
+    a = run(SilentAgent(), scenes=[SC], out=tmp_path, progress=False)
+    b = run(ScriptedAgent([(1.0, tone(0.5))]), scenes=[SC], out=tmp_path, progress=False)
+    c = run(SilentAgent(), scenes=[SC], out=tmp_path, progress=False, scheduler={"tail_s": 3.0})
+    assert len({a, b, c}) == 3
+
+
+def test_saved_record_round_trips(tmp_path):
+    rec, _ = rollout(RoomEnv(scene=SC), ScriptedAgent([(5.0, tone(1.0))]))
+    rec.save(tmp_path / "ep")
+    back = EpisodeRecord.load(tmp_path / "ep")
+    assert back.turns == rec.turns and back.clips == rec.clips and back.scene == rec.scene
+    assert back.n_frames == rec.n_frames and back.sample_rate == 16000
+    assert np.max(np.abs(back.assistant - rec.assistant)) < 1e-4  # 16-bit FLAC
+    assert np.max(np.abs(back.mic0 - rec.mic0)) < 1e-4
+
+
+def test_privileged_agents_get_labels_others_do_not(tmp_path):
+    seen = []
+    agent = ScriptedAgent(on_labels=lambda a, labels: seen.append(labels["frame"]))
+    run(agent, scenes=[SC], out=tmp_path, progress=False)
+    assert seen[:3] == [0, 1, 2]
+    folder = run(make_agent("oracle"), scenes=[SC], out=tmp_path, progress=False)
+    assert read_episodes(folder)[0]["privileged"] is True
+    assert load_records(folder)[0].privileged
+
+
+def test_unknown_agent():
+    with pytest.raises(ValueError, match="valid agents"):
+        make_agent("orcale")
