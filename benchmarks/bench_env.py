@@ -22,9 +22,15 @@ import numpy as np
 import fdenv  # noqa: F401
 
 
-def step_cost(env, steps: int, seed: int = 0) -> float:
-    """Mean seconds per step over ``steps`` steps, resets excluded."""
-    action = np.zeros(env.action_space.shape, env.action_space.dtype) if hasattr(env.action_space, "shape") and env.action_space.shape else 0
+def step_cost(env, steps: int, seed: int = 0, speaking: bool = False) -> float:
+    """Mean seconds per step over ``steps`` steps, resets excluded. ``speaking``: the action is
+    low-level noise instead of silence, so the echo is computed every frame."""
+    if not env.action_space.shape:
+        action = 0
+    elif speaking:
+        action = (0.01 * np.random.default_rng(0).standard_normal(env.action_space.shape)).astype(np.float32)
+    else:
+        action = np.zeros(env.action_space.shape, env.action_space.dtype)
     env.reset(seed=seed)
     total, n, ep = 0.0, 0, seed
     while n < steps:
@@ -91,7 +97,10 @@ def main() -> None:
         fr = gym.make("fdenv/TurnTaking-v0", room=room)
         step_cost(fr, 500)
         r = step_cost(fr, args.steps)
-        print(f"  with room {args.room}: {r * 1e6:8.1f} us   ratio {r / c:5.2f}x  (target <= 15x)")
+        print(f"  with room {args.room}")
+        print(f"    silent agent                  {r * 1e6:8.1f} us   ratio {r / c:5.2f}x  (target <= 15x)")
+        rs = step_cost(fr, args.steps, speaking=True)
+        print(f"    speaking agent (echo each step){rs * 1e6:7.1f} us   ratio {rs / c:5.2f}x")
     wr = warm_reset("fdenv/TurnTaking-v0")
     print(f"reset, warm clip cache            {wr * 1e3:8.2f} ms  (target < 20 ms)")
     cold = cold_60s_render()
