@@ -60,7 +60,7 @@ def check_config(cfg) -> None:
 def _room(cfg):
     from omegaconf import OmegaConf
 
-    room = OmegaConf.to_container(cfg.room, resolve=True)
+    room = {k: v for k, v in OmegaConf.to_container(cfg.room, resolve=True).items() if v is not None}
     if room.get("preset", "anechoic") == "anechoic" and len(room) <= 1:
         return None
     return room
@@ -149,3 +149,7 @@ class ReportCallback:
         if name.startswith("on_"):
             return lambda *a, **k: None
         raise AttributeError(name)
+
+
+if __name__ == "__main__":
+    main()
