@@ -65,7 +65,7 @@ def test_step_before_reset_and_after_end():
 
 @pytest.mark.parametrize("kwargs,match", [
     ({"sample_rate": 22050}, "16000, 24000"),
-    ({"render_mode": "human"}, "render_mode"),
+    ({"render_mode": "human"}, "valid render modes"),
     ({"scheduler": {"max_respons_s": 3}}, "valid fields"),
     ({"scene": 3.5}, "expected a Scene"),
 ])

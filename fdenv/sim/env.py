@@ -100,7 +100,7 @@ class RoomEnv(gym.Env):
     * v0: initial release.
     """
 
-    metadata = {"render_modes": [], "render_fps": 1 / FRAME_S}
+    metadata = {"render_modes": ["rgb_array"], "render_fps": 1 / FRAME_S}
 
     def __init__(
         self,
@@ -115,8 +115,8 @@ class RoomEnv(gym.Env):
     ):
         if sample_rate not in SAMPLE_RATES:
             raise ValueError(f"sample_rate={sample_rate!r}: fdenv steps in 80 ms frames at one of {SAMPLE_RATES} Hz")
-        if render_mode is not None:
-            raise ValueError(f"render_mode={render_mode!r}: no render modes yet (valid: None)")
+        if render_mode not in (None, "rgb_array"):
+            raise ValueError(f"render_mode={render_mode!r}: valid render modes are None and 'rgb_array'")
         try:
             self._sched_cfg = SchedulerConfig(**(scheduler or {}))
         except TypeError as e:
@@ -407,6 +407,14 @@ class RoomEnv(gym.Env):
             mic0=self._mic[0, :n],
             replay=self._is_replay,
         )
+
+    def render(self):
+        """``rgb_array``: the episode so far as a timeline picture (humans, assistant, windows)."""
+        if self.render_mode != "rgb_array" or self._scene is None:
+            return None
+        from ..plots import episode_rgb
+
+        return episode_rgb(self._record(self._k + 1))
 
     def result_config(self) -> dict:
         """The configuration that affects results (it keys run folders)."""

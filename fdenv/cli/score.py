@@ -1,0 +1,71 @@
+"""``fdenv-score RUN_DIR``: re-score a run folder's saved records without simulating again.
+
+    fdenv-score runs/3f2a9c1d0b7e --min-speech-ms 500 --profiles paper
+
+Prints the per-dimension table and writes ``rescored/<key>.jsonl`` in the run folder (one line
+per episode, as ``episodes.jsonl`` but with the new scores); the original lines are kept.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+
+def rescore(folder: Path, profiles, asr: str, judge: str, min_speech_ms: int) -> tuple[Path, list[dict]]:
+    from ..record import EpisodeRecord
+    from ..run import config_key, read_episodes
+    from ..score.fdb import FDBScorer
+
+    lines = read_episodes(folder)
+    if not lines:
+        raise SystemExit(f"fdenv-score: {folder} has no finished episodes (episodes.jsonl is empty or missing)")
+    scorer = FDBScorer(profiles=tuple(profiles), asr=asr, judge=judge, min_speech_ms=min_speech_ms)
+    mpe = None
+    try:
+        from ..score.mpe import MPEScorer
+
+        mpe = MPEScorer(asr=asr, judge=judge, min_speech_ms=min_speech_ms)
+    except ImportError:
+        pass
+    out = []
+    for line in lines:
+        record = EpisodeRecord.load(folder / line["record"])
+        new = {k: line[k] for k in ("scene_id", "kind", "pair_id", "condition", "seed", "privileged", "record") if k in line}
+        new["fdb"] = scorer.score(record)
+        new["segments"] = [list(x) for x in scorer.last_details.get("paper", {}).get("segments", [])]
+        if mpe is not None and record.scene.kind == "mpe":
+            new["mpe"] = mpe.score(record)
+        out.append(new)
+    key = config_key({"fdb": scorer.config(), "min_speech_ms": min_speech_ms, "asr": asr, "judge": judge})
+    path = folder / "rescored" / f"{key}.jsonl"
+    path.parent.mkdir(exist_ok=True)
+    path.write_text("".join(json.dumps(x) + "\n" for x in out))
+    return path, out
+
+
+def main(argv=None) -> int:
+    from ..score import aggregate, format_table
+
+    ap = argparse.ArgumentParser(prog="fdenv-score", description=__doc__.split("\n")[0])
+    ap.add_argument("run_dir", type=Path)
+    ap.add_argument("--profiles", nargs="+", default=["paper", "fdb_code"], choices=["paper", "fdb_code"])
+    ap.add_argument("--min-speech-ms", type=int, default=250)
+    ap.add_argument("--asr", default="tiny.en", help="a local CTranslate2 Whisper folder or an offline model name")
+    ap.add_argument("--judge", default="offline", help="offline | anthropic | anthropic:<model>")
+    args = ap.parse_args(argv)
+    if not (args.run_dir / "episodes.jsonl").is_file():
+        print(f"fdenv-score: {args.run_dir}: not a run folder (no episodes.jsonl)", file=sys.stderr)
+        return 2
+    path, lines = rescore(args.run_dir, args.profiles, args.asr, args.judge, args.min_speech_ms)
+    fdb = [ln for ln in lines if ln.get("fdb")]
+    if fdb:
+        print(format_table(aggregate(fdb, profiles=args.profiles)))
+    print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
