@@ -1,15 +1,14 @@
-"""Gymnasium API conformance for every registered id (Done-when 2 of the foundation)."""
-
-import pickle
-import warnings
+"""Gymnasium API conformance for every registered id (Done-when 2 of the foundation), through
+the checks fdenv ships for others (``fdenv.testing``)."""
 
 import gymnasium as gym
 import numpy as np
 import pytest
-from gymnasium.utils.env_checker import check_env
 
 import fdenv  # noqa: F401  (registers the ids)
 from fdenv.sim import ALL_IDS
+from fdenv.testing import agent_check, api_check, determinism_check, rollout, scene_set_check
+from fdenv_agents import AGENTS, make_agent
 
 IDS = [env_id for env_id in gym.registry if env_id.startswith("fdenv/")]
 
@@ -19,37 +18,15 @@ def test_every_id_is_registered():
 
 
 @pytest.mark.parametrize("env_id", IDS)
-def test_check_env_with_warnings_as_errors(env_id):
-    env = gym.make(env_id)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        check_env(env.unwrapped, skip_render_check=True)
-    env.close()
-
-
-def rollout_50(env_id, seed=0, **kwargs):
-    env = gym.make(env_id, **kwargs)
-    obs, info = env.reset(seed=seed)
-    rng = np.random.default_rng(seed)
-    out = [obs]
-    labels = [info["labels"]]
-    for _ in range(50):
-        a = rng.uniform(-0.3, 0.3, env.action_space.shape).astype(np.float32)
-        obs, r, term, trunc, info = env.step(a)
-        out.append(obs)
-        labels.append(info["labels"])
-        if term or trunc:
-            break
-    return np.stack(out), labels, info
+def test_check_env_and_pickling(env_id):
+    api_check(env_id)
 
 
 @pytest.mark.parametrize("env_id", IDS)
 def test_50_step_rollout_is_bit_identical(env_id):
-    a, la, _ = rollout_50(env_id)
-    b, lb, _ = rollout_50(env_id)
-    assert a.dtype == np.float32 and a.tobytes() == b.tobytes()
-    assert la == lb
-    assert np.abs(a).max() > 0.01, "no speech in the first 4 s"
+    determinism_check(env_id, steps=50)
+    frames, _ = rollout(env_id, 50)
+    assert np.abs(frames).max() > 0.01, "no speech in the first 4 s"
 
 
 def test_seed_picks_the_scene():
@@ -71,19 +48,6 @@ def test_splits(split):
         assert n < len(gym.make("fdenv/PauseHandling-v0").unwrapped.scenes)
 
 
-@pytest.mark.parametrize("env_id", IDS)
-def test_env_pickles_mid_episode(env_id):
-    env = gym.make(env_id)
-    env.reset(seed=1)
-    for _ in range(5):
-        env.step(np.zeros(env.action_space.shape, np.float32))
-    clone = pickle.loads(pickle.dumps(env))
-    a = np.full(env.action_space.shape, 0.1, np.float32)
-    o1, *_ = env.step(a)
-    o2, *_ = clone.step(a)
-    assert o1.tobytes() == o2.tobytes()
-
-
 def test_async_vector_env_100_steps():
     envs = gym.make_vec("fdenv/TurnTaking-v0", num_envs=4, vectorization_mode="async")
     obs, info = envs.reset(seed=0)
@@ -100,3 +64,15 @@ def test_24khz_moshi_frames():
     assert obs.shape == (1, 1920) and info["frame_samples"] == 1920
     obs, *_ = env.step(np.zeros(1920, np.float64))
     assert obs.dtype == np.float32
+
+
+@pytest.mark.parametrize("name", ["silent", "talker", "oracle"])
+def test_baseline_agents_give_valid_frames(name):
+    record = agent_check(make_agent(name), "fdenv/Interruption-v0")
+    assert record.n_frames > 50
+    assert name in AGENTS
+
+
+@pytest.mark.parametrize("name", ["pause", "backchannel", "turn_taking", "interruption", "mpe"])
+def test_shipped_sets(name):
+    scene_set_check(name)
