@@ -46,7 +46,23 @@ class ScheduledTurn:
     trps: list[int] = field(default_factory=list)
 
 
-class ResponseWatch:
+class _Watch:
+    """Shared by the watches: once the assistant is engaged, when has it been idle long enough?"""
+
+    idle: int
+    off: int | None
+
+    def _idle_end(self, active: bool, t0: int) -> int | None:
+        """Feed the detector state of the frame starting at t0; the sample at which ``idle`` of
+        inactivity is reached (if inactive now)."""
+        if active:
+            self.off = None
+        elif self.off is None:
+            self.off = t0
+        return None if self.off is None else self.off + self.idle
+
+
+class ResponseWatch(_Watch):
     """Watches the assistant after a turn end ``e``: has it answered, and when is it done?
 
     ``engaged`` once the detector is active in the frame that contains ``e`` or has an onset in
@@ -72,12 +88,9 @@ class ResponseWatch:
             self.engaged = True
         candidates = []
         if self.engaged:
-            if active:
-                self.off = None
-            elif self.off is None:
-                self.off = t0
-            if self.off is not None:
-                candidates.append(self.off + self.idle)
+            idle_end = self._idle_end(active, t0)
+            if idle_end is not None:
+                candidates.append(idle_end)
             if self.cap is not None:
                 candidates.append(self.e + self.cap)
         else:
@@ -89,7 +102,7 @@ class ResponseWatch:
         return None
 
 
-class InterruptWatch:
+class InterruptWatch(_Watch):
     """When the `interrupt` turn starts after a `final` ending at ``e`` (SPEC 3): the first of
     cumulative loud time since e reaching ``after``; e + timeout with no onset; ``idle`` of
     inactivity after an onset (a short answer that ended)."""
@@ -113,12 +126,9 @@ class InterruptWatch:
         if not self.engaged and active and (t0 <= self.e or onset):
             self.engaged = True
         if self.engaged:
-            if active:
-                self.off = None
-            elif self.off is None:
-                self.off = t0
-            if self.off is not None:
-                candidates.append(self.off + self.idle)
+            idle_end = self._idle_end(active, t0)
+            if idle_end is not None:
+                candidates.append(idle_end)
         else:
             candidates.append(self.e + self.timeout)
         if not candidates:
