@@ -20,7 +20,9 @@ LETTERS = {"ctx": "c", "pause": "p", "monologue": "m", "final": "f", "interrupt"
 LEGEND = "c ctx, p pause, m monologue, f final, i interrupt, d duty, T request, 1/2/3 N1-N3, Q N4Q, R N4R, # assistant"
 
 
-def timeline_text(record: EpisodeRecord, step_s: float = 0.2, name_width: int = 10) -> str:
+def timeline_text(record: EpisodeRecord, step_s: float | None = None, name_width: int = 10, max_columns: int = 110) -> str:
+    if step_s is None:  # 0.2 s a column, coarser for long episodes so a line fits a terminal
+        step_s = max(0.2, float(np.ceil(record.duration / max_columns * 10) / 10))
     n = int(np.ceil(record.duration / step_s))
     lanes: dict[str, list[str]] = {}
     for s in record.scene.speakers:
