@@ -5,6 +5,7 @@ from .base import Agent, TrackPlayer
 from .cascade import CascadeAgent
 from .moshi import MoshiAgent
 from .oracle import OracleAgent
+from .policy import PolicyAgent
 from .random_agent import RandomAgent
 from .realtime import RealtimeAgent, RemoteAgentError
 from .scripted import ScriptedAgent
@@ -12,16 +13,17 @@ from .silent import SilentAgent
 from .talker import TalkerAgent
 
 AGENTS = {"silent": SilentAgent, "talker": TalkerAgent, "oracle": OracleAgent, "scripted": ScriptedAgent,
-          "random": RandomAgent, "cascade": CascadeAgent, "moshi": MoshiAgent, "realtime": RealtimeAgent}
+          "random": RandomAgent, "cascade": CascadeAgent, "moshi": MoshiAgent, "realtime": RealtimeAgent,
+          "policy": PolicyAgent}
 
 
 def make_agent(name: str, **kwargs) -> Agent:
     """An agent by name (``silent``, ``talker``, ``oracle``, ``scripted``, ``random``, ``cascade``,
-    ``moshi``, ``realtime``)."""
+    ``moshi``, ``realtime``, ``policy``)."""
     if name not in AGENTS:
         raise ValueError(f"unknown agent {name!r}; valid agents: {sorted(AGENTS)}")
     return AGENTS[name](**kwargs)
 
 
-__all__ = ["Agent", "TrackPlayer", "CascadeAgent", "MoshiAgent", "OracleAgent", "RandomAgent", "RealtimeAgent",
+__all__ = ["Agent", "TrackPlayer", "CascadeAgent", "MoshiAgent", "OracleAgent", "PolicyAgent", "RandomAgent", "RealtimeAgent",
            "RemoteAgentError", "ScriptedAgent", "SilentAgent", "TalkerAgent", "AGENTS", "make_agent"]

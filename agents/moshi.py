@@ -4,7 +4,7 @@ Binary messages whose first byte is the kind: ``0`` handshake (sent by the serve
 model is ready), ``1`` audio (an Ogg/Opus stream at 24 kHz; Moshi steps in 80 ms frames of
 1920 samples), ``2`` text (UTF-8 pieces of Moshi's inner monologue). Opus is encoded and decoded
 with ``sphn`` (``OpusStreamWriter.append_pcm`` -> bytes, ``OpusStreamReader.append_bytes`` ->
-PCM). Other sample rates are resampled to and from 24 kHz with soxr.
+PCM). Other sample rates are resampled to and from 24 kHz (``StreamResampler``).
 
 Pacing as for every ``RemoteAgent`` (``realtime.py``): one frame sent per step, then at most
 ``frame_timeout_ms`` of wall time to collect a frame back; Moshi owes a frame for every frame
@@ -28,18 +28,17 @@ class MoshiAgent(RemoteAgent):
     server_rate = 24000
 
     def __init__(self, url: str = "ws://localhost:8998/api/chat", frame_timeout_ms: float = 80,
-                 connect_timeout_s: float = 30.0):
-        super().__init__(url, frame_timeout_ms, connect_timeout_s)
+                 connect_timeout_s: float = 30.0, pace: str = "fast"):
+        super().__init__(url, frame_timeout_ms, connect_timeout_s, pace)
 
     def _episode_reset(self) -> None:
         import sphn
 
         self._writer = sphn.OpusStreamWriter(self.server_rate)
         self._reader = sphn.OpusStreamReader(self.server_rate)
-        # Whole 1920-sample frames go to the encoder; with resampling, one frame of silence
-        # primes the queue so that exactly one frame leaves per step.
-        primed = self.sample_rate != self.server_rate
-        self._pending = np.zeros(FRAME if primed else 0, np.float32)
+        # Whole 1920-sample frames go to the encoder (the resampler turns each 80 ms frame into
+        # exactly one).
+        self._pending = np.zeros(0, np.float32)
         self._handshaken = False
 
     async def _handshake(self, ws):

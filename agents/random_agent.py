@@ -3,8 +3,9 @@
 Speech and silence alternate with geometric durations (in 80 ms frames, means ``mean_speech_s``
 and ``mean_silence_s``); speech is TTS audio read on from a looped text, faded in and out over
 5 ms. The generator is seeded from ``(seed, number of resets so far)``, so a fresh agent replays
-the same sequence of episodes, and every episode differs from the previous one. A chance-level
-baseline for timing metrics.
+the same sequence of episodes, and every episode differs from the previous one (so a run that
+resumes half-way, with a fresh agent, gives its remaining episodes other draws than an
+uninterrupted run would). A chance-level baseline for timing metrics.
 """
 
 from __future__ import annotations

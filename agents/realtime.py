@@ -6,6 +6,11 @@ stays synchronous. Pacing, per step: send one frame, then collect what the serve
 most ``frame_timeout_ms`` of wall time (default 80), and return exactly one frame: audio beyond
 a frame is buffered for the next steps, a shortfall is padded with silence. A padded step while
 the server owes audio (Moshi: always; realtime: during a response) counts as a *late frame*.
+``pace="fast"`` returns as soon as a frame is there (Moshi answers every frame it gets, so its
+episodes run at the server's speed); ``pace="realtime"`` always collects for the whole
+``frame_timeout_ms``, so that an episode runs in real time and the server's reactions (its VAD
+hearing a barge-in, a new response) land at the right episode time even while a response
+that arrived faster than real time is buffered (the realtime adapter's default).
 ``stats()`` reports the pacing (wait per step, late frames, buffered audio) for the results.
 
 **These runs are not bit-reproducible**: what arrives within the timeout depends on the server's
@@ -35,6 +40,9 @@ import numpy as np
 from .base import Agent
 
 
+PACES = ("fast", "realtime")
+
+
 class RemoteAgentError(RuntimeError):
     """The server could not be reached, or closed the connection, or reported an error."""
 
@@ -60,6 +68,46 @@ class _LoopThread:
         self.thread.join(timeout=2.0)
 
 
+class StreamResampler:
+    """Causal streaming polyphase resampler (windowed-sinc FIR): every chunk of ``n`` input
+    samples gives exactly ``n * dst / src`` output samples once the ratio divides, with a fixed
+    latency of half the filter (under 1 ms). soxr's stream resampler hands its output out in
+    uneven blocks (979, then 1468 samples for each 1920 in at 24 -> 16 kHz), which would pad
+    frames that are not late at all."""
+
+    def __init__(self, src: int, dst: int, taps_per_phase: int = 24):
+        from math import gcd
+
+        from scipy.signal import firwin
+
+        g = gcd(int(src), int(dst))
+        self.L, self.M = int(dst) // g, int(src) // g
+        r = max(self.L, self.M)
+        n = taps_per_phase * r + 1
+        self.h = (firwin(n, 0.92 / r, window=("kaiser", 8.0)) * self.L).astype(np.float64)
+        self.H = -(-(n - 1) // self.L) + 1  # input samples of history the filter reaches back
+        self.hist = np.zeros(self.H, np.float64)
+        self.T = 0  # input samples seen
+
+    def __call__(self, x: np.ndarray) -> np.ndarray:
+        from scipy.signal import upfirdn
+
+        x = np.asarray(x, np.float64).reshape(-1)
+        n = len(x)
+        if n == 0:
+            return np.zeros(0, np.float32)
+        L, M, H, T = self.L, self.M, self.H, self.T
+        cat = np.concatenate([self.hist, x])
+        y = upfirdn(self.h, cat, up=L, down=1)
+        k0 = -(-T * L // M)
+        k1 = -(-(T + n) * L // M)
+        start = k0 * M - (T - H) * L
+        out = y[start : start + (k1 - k0) * M : M]
+        self.hist = cat[-H:]
+        self.T = T + n
+        return out.astype(np.float32)
+
+
 class RemoteAgent(Agent):
     """Base of the websocket adapters. Subclasses define ``server_rate``, ``_handshake(ws)``,
     ``_encode(frame) -> list of messages``, ``_on_message(msg)`` and ``_expecting()``."""
@@ -68,11 +116,14 @@ class RemoteAgent(Agent):
     server_rate = 24000
     protocol = "remote"
 
-    def __init__(self, url: str, frame_timeout_ms: float = 80, connect_timeout_s: float = 10.0):
+    def __init__(self, url: str, frame_timeout_ms: float = 80, connect_timeout_s: float = 10.0, pace: str = "fast"):
         if isinstance(frame_timeout_ms, bool) or not isinstance(frame_timeout_ms, (int, float)) or not 0 <= frame_timeout_ms <= 10000:
             raise ValueError(f"{self.name}: frame_timeout_ms={frame_timeout_ms!r}; expected milliseconds in [0, 10000]")
+        if pace not in PACES:
+            raise ValueError(f"{self.name}: pace={pace!r}; valid choices: {list(PACES)}")
         self.url = url
         self.frame_timeout_ms = frame_timeout_ms
+        self.pace = pace
         self.connect_timeout_s = connect_timeout_s
         self._lt: _LoopThread | None = None
         self._ws = None
@@ -95,10 +146,8 @@ class RemoteAgent(Agent):
                        "dropped_s": 0.0, "server_errors": []}
         self._in_rs = self._out_rs = None
         if sample_rate != self.server_rate:
-            import soxr
-
-            self._in_rs = soxr.ResampleStream(sample_rate, self.server_rate, 1, dtype="float32")
-            self._out_rs = soxr.ResampleStream(self.server_rate, sample_rate, 1, dtype="float32")
+            self._in_rs = StreamResampler(sample_rate, self.server_rate)
+            self._out_rs = StreamResampler(self.server_rate, sample_rate)
         self._episode_reset()
         try:
             self._lt.call(self._open(), self.connect_timeout_s + 1.0)
@@ -139,8 +188,8 @@ class RemoteAgent(Agent):
         except Exception as e:  # noqa: BLE001 - a bad message must not hang the episode
             self._fail(f"{type(e).__name__} while reading from the server: {e}")
             return
-        rc = ws.close_rcvd
-        why = f" (code {rc.code}{': ' + rc.reason if rc.reason else ''})" if rc is not None else ""
+        code, reason = getattr(ws, "close_code", None), getattr(ws, "close_reason", None)
+        why = f" (code {code}{': ' + reason if reason else ''})" if code is not None else ""
         self._fail(f"the server at {self.url} closed the connection{why}")
 
     async def _send_loop(self, ws):
@@ -170,7 +219,7 @@ class RemoteAgent(Agent):
         """Called on the loop thread with decoded audio at ``server_rate``."""
         x = np.asarray(pcm_server_rate, np.float32).reshape(-1)
         if self._out_rs is not None:
-            x = self._out_rs.resample_chunk(x)
+            x = self._out_rs(x)
         if len(x) == 0:
             return
         with self._cond:
@@ -229,14 +278,14 @@ class RemoteAgent(Agent):
         obs = np.asarray(observation, np.float32)
         x = obs[0] if obs.ndim == 2 else obs
         if self._in_rs is not None:
-            x = self._in_rs.resample_chunk(x)
+            x = self._in_rs(x)
         for msg in self._encode(x):
             self._send(msg)
         N = self.frame_samples
         t0 = time.perf_counter()
         deadline = t0 + self.frame_timeout_ms / 1000.0
         with self._cond:
-            while self._buf_len < N and self._error is None:
+            while (self._buf_len < N or self.pace == "realtime") and self._error is None:
                 left = deadline - time.perf_counter()
                 if left <= 0:
                     break
@@ -274,7 +323,7 @@ class RemoteAgent(Agent):
 
     def config(self) -> dict:
         return {"protocol": self.protocol, "url": self.url, "frame_timeout_ms": self.frame_timeout_ms,
-                "server_rate": self.server_rate, "reproducible": False}
+                "pace": self.pace, "server_rate": self.server_rate, "reproducible": False}
 
     # ---- protocol hooks ------------------------------------------------------------------
     async def _handshake(self, ws):
@@ -319,8 +368,9 @@ class RealtimeAgent(RemoteAgent):
     def __init__(self, url: str = "wss://api.openai.com/v1/realtime?model=gpt-realtime",
                  frame_timeout_ms: float = 80, connect_timeout_s: float = 10.0, api: str = "ga",
                  instructions: str | None = None, voice: str | None = None, turn_detection: dict | None = None,
-                 server_rate: int = 24000, api_key_env: str = "OPENAI_API_KEY", truncate_on_barge_in: bool = True):
-        super().__init__(url, frame_timeout_ms, connect_timeout_s)
+                 server_rate: int = 24000, api_key_env: str = "OPENAI_API_KEY", truncate_on_barge_in: bool = True,
+                 pace: str = "realtime"):
+        super().__init__(url, frame_timeout_ms, connect_timeout_s, pace)
         if api not in ("ga", "beta"):
             raise ValueError(f"realtime: api={api!r}; valid choices: ['beta', 'ga']")
         self.api = api
@@ -365,15 +415,16 @@ class RealtimeAgent(RemoteAgent):
         return {"type": "session.update", "session": session}
 
     async def _handshake(self, ws):
-        # Servers greet with session.created; send our session at once and wait for the greeting
-        # (or the acknowledgement) so that a dead endpoint fails at reset, not mid-episode.
+        # Servers greet with session.created; send our session at once and wait for its
+        # acknowledgement (session.updated), so that a dead or refusing endpoint fails at reset,
+        # not mid-episode, and the first audio frame is read with our formats.
         await ws.send(json.dumps(self.session_update()))
         while True:
             msg = json.loads(await ws.recv())
             self.events.append(msg.get("type", "?"))
             if msg.get("type") == "error":
                 raise RemoteAgentError(f"realtime: the server refused the session: {msg.get('error')}")
-            if msg.get("type") in ("session.created", "session.updated"):
+            if msg.get("type") == "session.updated":
                 self.session = msg.get("session", {})
                 return
 

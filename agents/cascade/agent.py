@@ -20,8 +20,8 @@ Everything runs causally, frame by frame, on microphone 0 of the observation:
    says then is the next turn. Shorter speech over the answer is dropped (a false interruption).
 7. Optional **backchannels** at pauses of ``backchannel_pause_ms`` inside a user turn, at most
    one per ``backchannel_every_s`` of user speech; optional **addressee gate**: answer only
-   when the assistant's name (``name``; else stated in the duty text, "You are Aria ..."; else
-   "Aria") is heard in the transcript. A turn whose words match the duty text is taken as the
+   when the assistant's name (``assistant_name``; else stated in the duty text, "You are Aria
+   ..."; else "Aria") is heard in the transcript. A turn whose words match the duty text is taken as the
    duty preamble and never answered.
 
 Defaults follow LiveKit Agents: ``endpoint_silence_ms`` 500 (``min_endpointing_delay``),
@@ -76,7 +76,7 @@ class CascadeAgent(Agent):
         name_prompt: bool = True,
         responder: str = "offline",
         claude_model: str = DEFAULT_CLAUDE_MODEL,
-        name: str | None = None,
+        assistant_name: str | None = None,
         tts: str = "espeak",
         voice: str | None = None,
         response_delay_ms: float = 0,
@@ -123,7 +123,7 @@ class CascadeAgent(Agent):
         self.name_prompt = bool(name_prompt)
         self.responder_kind = responder
         self.claude_model = claude_model
-        self.assistant_name_knob = name
+        self.assistant_name_knob = assistant_name
         self.tts = tts
         self.voice_knob = voice
         self.response_delay_ms = response_delay_ms
@@ -160,7 +160,7 @@ class CascadeAgent(Agent):
             "responder": self.responder_kind,
             "responder_used": self.responder.name,
             "claude_model": self.claude_model,
-            "name": self.assistant_name_knob,
+            "assistant_name": self.assistant_name_knob,
             "tts": self.tts,
             "voice": self.voice_knob,
             "response_delay_ms": self.response_delay_ms,
@@ -190,16 +190,16 @@ class CascadeAgent(Agent):
                               soxr.ResampleStream(sample_rate, SAMPLE_RATE, 1, dtype="float32"))
         self._vad.reset()
         self._aec = EchoCanceller(self.echo_tail_ms) if "aec" in self.echo else None
-        self._gate = EchoGate(self.echo_margin_db) if "gate" in self.echo else None
+        self._gate = EchoGate(self.echo_margin_db, hold_s=self.echo_tail_ms / 1000) if "gate" in self.echo else None
         self._mic16 = np.zeros(0, np.float32)
         self._ref16 = np.zeros(0, np.float32)
         self._res = np.zeros(0, np.float32)
         self._resref = np.zeros(0, np.float32)
+        self._resmic = np.zeros(0, np.float32)
         self._last_out = np.zeros(frame_samples, np.float32)
         self._k = 0  # index of the observed frame
         self._windows = 0
         self._speech_state = False
-        self._double_talk = 0
         n_prefix = int(round(self.prefix_padding_ms / WINDOW_MS))
         self._min_windows = max(1, int(np.ceil(self.min_speech_ms / WINDOW_MS)))
         self._prefix: deque = deque(maxlen=n_prefix + self._min_windows)
@@ -227,16 +227,19 @@ class CascadeAgent(Agent):
             d, r = self._mic16[:n], self._ref16[:n]
             self._mic16, self._ref16 = self._mic16[n:], self._ref16[n:]
             if self._aec is not None:
-                e = np.concatenate([self._aec.process(d[i : i + BLOCK], r[i : i + BLOCK], adapt=self._double_talk == 0)
-                                    for i in range(0, n, BLOCK)])
+                resets = self._aec.resets
+                e = np.concatenate([self._aec.process(d[i : i + BLOCK], r[i : i + BLOCK]) for i in range(0, n, BLOCK)])
+                if self._aec.resets != resets and self._gate is not None:
+                    self._gate.forget()
             else:
                 e = d
             self._res = np.concatenate([self._res, e])
             self._resref = np.concatenate([self._resref, r])
+            self._resmic = np.concatenate([self._resmic, d])
         while len(self._res) >= WINDOW:
-            w, rw = self._res[:WINDOW], self._resref[:WINDOW]
-            self._res, self._resref = self._res[WINDOW:], self._resref[WINDOW:]
-            self._window(w, rw)
+            w, rw, mw = self._res[:WINDOW], self._resref[:WINDOW], self._resmic[:WINDOW]
+            self._res, self._resref, self._resmic = self._res[WINDOW:], self._resref[WINDOW:], self._resmic[WINDOW:]
+            self._window(w, rw, mw)
         out = self.speaker.frame(self._k + 1)
         self._last_out = out
         self._k += 1
@@ -245,17 +248,13 @@ class CascadeAgent(Agent):
         return out
 
     # ---- per 32 ms window ------------------------------------------------------------
-    def _window(self, w: np.ndarray, rw: np.ndarray) -> None:
+    def _window(self, w: np.ndarray, rw: np.ndarray, mw: np.ndarray) -> None:
         self._windows += 1
         prob = self._vad.prob(w)
         thr = self.vad_threshold - 0.15 if self._speech_state else self.vad_threshold
         self._speech_state = prob >= thr
-        possible, ok = (False, True) if self._gate is None else self._gate.update(w, rw)
+        _, ok = (False, True) if self._gate is None else self._gate.update(w, rw, mw)
         speech = self._speech_state and ok
-        if speech and possible:
-            self._double_talk = 5  # freeze echo-canceller adaptation for 160 ms
-        elif self._double_talk:
-            self._double_talk -= 1
         self._prefix.append(w)
         turn = self._turn
         if turn is None:
@@ -271,6 +270,8 @@ class CascadeAgent(Agent):
             turn["speech_ms"] += WINDOW_MS
             turn["bc_speech_ms"] += WINDOW_MS
             turn["silence_ms"] = 0.0
+        elif self._speech_state and not turn["overlapped"]:
+            pass  # voice that the agent's own sound (a backchannel) may explain: neither speech nor silence
         else:
             turn["silence_ms"] += WINDOW_MS
         if turn["overlapped"] and turn["speech_ms"] >= self.barge_in_ms:
@@ -302,7 +303,7 @@ class CascadeAgent(Agent):
         end_s = self._windows * WINDOW_MS / 1000
         heard = {"start_s": round(turn["start_s"], 3), "end_s": round(end_s, 3), "text": "", "answered": False}
         st["heard"].append(heard)
-        if turn["overlapped"] and self.speaker.kind == "response":
+        if turn["overlapped"]:  # began over the answer and never reached barge_in_ms
             st["false_interruptions"] += 1
             heard["reason"] = "false interruption"
             return

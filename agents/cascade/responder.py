@@ -2,8 +2,10 @@
 
 * ``OfflineResponder`` (``name == "offline"``): deterministic, no network. It computes simple
   arithmetic from facts heard earlier in the episode when the request asks for it ("four tickets
-  at twelve each" + "how much did we spend?" -> "4 tickets at 12 each comes to 48."), and
-  otherwise answers with a fitting sentence that reuses the content words of what it heard.
+  at twelve each" + "how much did we spend?" -> "4 tickets at 12 each comes to 48."), else
+  answers a question with the earlier sentence that shares most of its words ("who has the
+  tickets?" -> "From what I heard: Hugo, you've got the tickets."), and otherwise says a fitting
+  sentence that reuses the content words of what it heard.
 * ``ClaudeResponder`` (``name == "claude:<model>"``): Claude through the ``anthropic`` SDK, with
   the duty text as system prompt and the episode's transcript as the conversation. On an API
   failure it says the offline responder's answer and counts the failure.
@@ -15,9 +17,10 @@ gives the offline responder, with a warning.
 from __future__ import annotations
 
 import os
+import re
 import warnings
 
-from .text import content_words, is_question, number, numbers_to_digits, words, _fmt
+from .text import _fmt, content_words, is_question, number, number_words, words
 
 DEFAULT_CLAUDE_MODEL = "claude-haiku-4-5"
 
@@ -75,8 +78,8 @@ def _people(tokens: list[str]) -> float | None:
 
 def arithmetic(request: str, facts: list[str]) -> str | None:
     """A sentence with the computed answer, or None when no computation applies."""
-    req = numbers_to_digits(words(request))
-    fact_tokens = numbers_to_digits(words(" . ".join(facts[-12:])))
+    req = number_words(request)
+    fact_tokens = number_words(" . ".join(facts[-12:]))
     tokens = fact_tokens + ["."] + req
     products = _products(tokens)
     nums = [number(t) for t in tokens if number(t) is not None]
@@ -121,6 +124,32 @@ def fitting(request: str, name: str = "") -> str:
     return f"Okay, {topic}. Thank you for telling me about the {cw[-1]}, I will keep that in mind."
 
 
+def _stem(w: str) -> str:
+    return w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w
+
+
+def recall(request: str, facts: list[str], name: str = "") -> str | None:
+    """The earlier sentence that shares the most content words with a question, as an answer
+    ("who has the tickets?" + "Hugo, you've got the tickets." -> "From what I heard: Hugo,
+    you've got the tickets."), or None."""
+    if not is_question(request):
+        return None
+    drop = tuple(words(name))
+    want = {_stem(w) for w in content_words(request, drop=drop)}
+    if not want:
+        return None
+    best, best_score = None, 0
+    for fact in facts[-20:]:
+        for sent in re.split(r"(?<=[.!?])\s+", fact):
+            have = {_stem(w) for w in content_words(sent, drop=drop)}
+            score = len(want & have)
+            if score >= best_score and score > 0 and not is_question(sent):
+                best, best_score = sent.strip(), score
+    if best is None:
+        return None
+    return f"From what I heard: {best.rstrip('.!?')}."
+
+
 class OfflineResponder:
     name = "offline"
 
@@ -128,10 +157,10 @@ class OfflineResponder:
         self.failures = 0
 
     def respond(self, request: str, history: list[dict], duty: str = "", assistant_name: str = "") -> str:
-        facts = [h["text"] for h in history if h["role"] == "user"]
+        facts = [h["text"] for h in history if h["role"] == "user" and not h.get("duty")]
         if facts and facts[-1] == request:
             facts = facts[:-1]
-        return arithmetic(request, facts) or fitting(request, assistant_name)
+        return arithmetic(request, facts) or recall(request, facts, assistant_name) or fitting(request, assistant_name)
 
 
 SYSTEM = (
@@ -177,8 +206,8 @@ class ClaudeResponder:
             messages.append({"role": "user", "content": request})
         system = SYSTEM.format(name=assistant_name or "the assistant", duty=duty or "help the people in the room.")
         try:
-            msg = self.client.messages.create(model=self.model, max_tokens=self.max_tokens, temperature=0,
-                                              system=system, messages=messages)
+            msg = self.client.messages.create(model=self.model, max_tokens=self.max_tokens, system=system,
+                                              messages=messages)
             text = "".join(getattr(b, "text", "") for b in msg.content if getattr(b, "type", None) == "text").strip()
         except Exception as e:  # noqa: BLE001 - any API failure: say something rather than nothing
             self.failures += 1

@@ -41,6 +41,15 @@ def words(text: str) -> list[str]:
     return [w.strip("'") for w in t.split() if w.strip("'")]
 
 
+def number_words(text: str) -> list[str]:
+    """``words(text)`` with number-word runs turned to digits; runs never cross punctuation
+    ("three hundred and forty, four tickets" -> ``["340", "4", "tickets"]``)."""
+    out: list[str] = []
+    for part in re.split(r"[,;:!?]|\.(?!\d)", text):
+        out.extend(numbers_to_digits(words(part)))
+    return out
+
+
 def numbers_to_digits(tokens: list[str]) -> list[str]:
     """Number-word runs to digits: ``["four", "hundred", "and", "five"]`` -> ``["405"]``."""
     out: list[str] = []
