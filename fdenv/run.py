@@ -22,6 +22,7 @@ from . import __version__
 from .record import EpisodeRecord
 
 EPISODES = "episodes.jsonl"
+FAILURES = "failures.jsonl"  # episodes a live model failed (not in EPISODES: a rerun retries them)
 
 
 @dataclass
@@ -87,10 +88,21 @@ def run(agent, *, scene_set: str | None = None, scenes: Iterable | None = None, 
     bar = _progress(len(scene_ids) * len(seeds), len(done), f"{config['agent']['name']} {folder.name}", progress)
     with open(folder / EPISODES, "a", encoding="utf-8") as log:
         for sid, seed in todo:
-            result = run_episode(env, agent, seed=seed, scene=sid)
+            try:
+                result = run_episode(env, agent, seed=seed, scene=sid)
+            except Exception as e:  # a live model that dropped the connection: note it, go on
+                if not _is_remote_failure(e):
+                    raise
+                with open(folder / FAILURES, "a", encoding="utf-8") as f:
+                    f.write(json.dumps({"scene_id": sid, "seed": seed, "error": f"{type(e).__name__}: {e}"}) + "\n")
+                bar.update(1)
+                continue
             stem = f"episodes/{_safe(sid)}.s{seed}"
             result.record.save(folder / stem)
-            log.write(json.dumps(episode_line(result, stem, seed)) + "\n")
+            line = episode_line(result, stem, seed)
+            if callable(getattr(agent, "stats", None)):
+                line["agent_stats"] = _jsonable(agent.stats())  # pacing, late frames, turns...
+            log.write(json.dumps(line) + "\n")
             log.flush()
             bar.update(1)
     bar.close()
@@ -162,6 +174,14 @@ def _scoring_config(env) -> dict:
             out[type(e).__name__] = _jsonable(spec())
         e = e.env
     return out
+
+
+def _is_remote_failure(e: Exception) -> bool:
+    try:
+        from fdenv_agents.realtime import RemoteAgentError
+    except ImportError:
+        return False
+    return isinstance(e, RemoteAgentError)
 
 
 def _safe(name: str) -> str:

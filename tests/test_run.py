@@ -81,3 +81,28 @@ def test_privileged_agents_get_labels_others_do_not(tmp_path):
 def test_unknown_agent():
     with pytest.raises(ValueError, match="valid agents"):
         make_agent("orcale")
+
+
+def test_a_live_model_failure_is_noted_and_the_run_goes_on(tmp_path):
+    from fdenv_agents.realtime import RemoteAgentError
+
+    class Flaky(SilentAgent):
+        name = "flaky"
+
+        def __init__(self):
+            self.calls = 0
+
+        def act(self, observation, labels=None):
+            self.calls += 1
+            if self.calls == 10:
+                raise RemoteAgentError("server closed the connection")
+            return super().act(observation, labels)
+
+        def stats(self):
+            return {"late_frames": 0, "calls": self.calls}
+
+    folder = run(Flaky(), scenes=[SC], seeds=[0, 1], out=tmp_path, progress=False)
+    failures = [json.loads(x) for x in (folder / "failures.jsonl").read_text().splitlines()]
+    assert failures == [{"scene_id": "run-test", "seed": 0, "error": "RemoteAgentError: server closed the connection"}]
+    lines = read_episodes(folder)
+    assert [ln["seed"] for ln in lines] == [1] and lines[0]["agent_stats"]["late_frames"] == 0

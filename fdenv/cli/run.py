@@ -73,9 +73,15 @@ def make_agent_from(cfg):
 
     knobs = OmegaConf.to_container(cfg.agent, resolve=True)
     name = knobs.pop("name")
-    if "tts" in knobs:
-        knobs["tts"] = cfg.tts.backend if knobs["tts"] in (None, "${tts.backend}") else knobs["tts"]
-    return make_agent(name, **knobs)
+    try:
+        return make_agent(name, **knobs)
+    except TypeError as e:  # an unknown knob: say which ones exist
+        import inspect
+
+        from fdenv_agents import AGENTS
+
+        params = [p for p in inspect.signature(AGENTS[name]).parameters if not p.startswith("_")]
+        raise ConfigError(f"agent={name}: {e}; its knobs are {params}") from None
 
 
 def run_job(cfg) -> list[Path]:
@@ -99,6 +105,28 @@ def run_job(cfg) -> list[Path]:
     return folders
 
 
+def objective_value(folders: list[Path], objective: dict) -> float:
+    """A weighted sum of headline metrics over the job's runs, for sweepers that optimise
+    (Optuna): ``{"turn_taking/tor": 1.0, "pause_handling/tor": -1.0, "mpe/silence_preservation": 1.0}``.
+    Names are ``<dimension>/<metric>`` of the paper profile, or ``mpe/<metric>``."""
+    from ..report import run_summary
+
+    values: dict[str, float] = {}
+    for folder in folders:
+        s = run_summary(folder, n_resamples=200)
+        for dim, entry in s["fdb"].get("dimensions", {}).items():
+            for metric, e in entry.get("paper", {}).items():
+                if isinstance(e, dict) and e.get("value") is not None:
+                    values[f"{dim}/{metric}"] = e["value"]
+        for key, _, e in (s.get("mpe") or {}).get("headline", []):
+            if e and e.get("value") is not None:
+                values[f"mpe/{key}"] = e["value"]
+    missing = [name for name in objective if name not in values]
+    if missing:
+        raise ConfigError(f"objective: no value for {missing} in these runs; available: {sorted(values)}")
+    return float(sum(w * values[name] for name, w in objective.items()))
+
+
 def _scoring(cfg) -> dict:
     from omegaconf import OmegaConf
 
@@ -120,6 +148,7 @@ def main() -> None:
 
         try:
             folders = run_job(cfg)
+            value = objective_value(folders, dict(cfg.objective)) if cfg.get("objective") else None
         except ConfigError as e:
             print(f"fdenv-run: {e}", file=sys.stderr)
             sys.exit(2)
@@ -127,6 +156,9 @@ def main() -> None:
         out = Path(HydraConfig.get().runtime.output_dir)
         (out / FOLDERS_FILE).write_text(json.dumps([str(f) for f in folders]))
         print_runs(folders)
+        if value is not None:
+            print(f"objective {value:.4f}")
+        return value
 
     _main()
 
