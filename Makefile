@@ -20,7 +20,7 @@ install: $(STAMP)
 
 # The main job: the baseline agents over shipped scenes, scored, as a table.
 run: $(STAMP)
-	HF_HUB_OFFLINE=1 $(BIN)/fdenv-run
+	HF_HUB_OFFLINE=1 $(BIN)/fdenv-run -m agent=silent,talker,oracle
 
 # Fast tier (default) and the slow tier (real ASR, many rendered episodes).
 test: $(STAMP)

@@ -12,7 +12,7 @@ from hydra import compose, initialize_config_dir
 from fdenv.cli.run import ConfigError, check_config
 from fdenv.paths import CONF_DIR
 
-GROUPS = sorted(p.name for p in CONF_DIR.iterdir() if p.is_dir() and p.name != "experiment")
+GROUPS = sorted(p.name for p in CONF_DIR.iterdir() if p.is_dir() and p.name not in ("experiment", "train"))
 
 
 def options(group):
@@ -82,3 +82,13 @@ def test_tiny_sweep_with_each_launcher(tmp_path, launcher):
     assert "=== 2 runs" in r.stdout
     assert "silent" in r.stdout and "oracle *" in r.stdout
     assert len(list((tmp_path / "runs").iterdir())) == 2
+
+
+@pytest.mark.slow
+def test_tune_cascade_with_optuna(tmp_path):
+    r = cli("-m", "experiment=tune_cascade", "hydra.sweeper.n_trials=2", "scene.limit=1",
+            f"out={tmp_path}/runs", f"hydra.sweep.dir={tmp_path}/sweep", timeout=900)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert r.stdout.count("objective ") == 2
+    best = (tmp_path / "sweep" / "optimization_results.yaml").read_text()
+    assert "best_params" in best and "agent.endpoint_silence_ms" in best
