@@ -79,7 +79,10 @@ class EpisodeRecord:
         return [t for t in self.turns if t.label in labels]
 
     def assistant_16k(self) -> np.ndarray:
-        return resample(self.assistant, self.sample_rate, SCORING_RATE)
+        """The assistant track as scoring sees it: 16 kHz, on the 16-bit grid of the saved FLAC,
+        so that scoring a live record and re-scoring its saved copy see the same samples."""
+        x = resample(self.assistant, self.sample_rate, SCORING_RATE)
+        return _to_pcm16(x).astype(np.float32) / np.float32(32768.0)
 
     # ---- files -------------------------------------------------------------------------
     def meta(self) -> dict:
@@ -107,7 +110,7 @@ class EpisodeRecord:
 
         stem = Path(stem)
         stem.parent.mkdir(parents=True, exist_ok=True)
-        sf.write(str(stem) + ".flac", _to_pcm16(self.assistant_16k()), SCORING_RATE, format="FLAC")
+        sf.write(str(stem) + ".flac", _to_pcm16(self.assistant_16k()), SCORING_RATE, format="FLAC")  # exact
         if keep_mic0 and self.mic0 is not None:
             sf.write(str(stem) + ".mic0.flac", _to_pcm16(resample(self.mic0, self.sample_rate, SCORING_RATE)), SCORING_RATE, format="FLAC")
         path = Path(str(stem) + ".json")
@@ -170,4 +173,5 @@ def resample(x: np.ndarray, rate_in: int, rate_out: int) -> np.ndarray:
 
 
 def _to_pcm16(x: np.ndarray) -> np.ndarray:
-    return np.clip(np.round(np.asarray(x) * 32767.0), -32768, 32767).astype(np.int16)
+    # soundfile reads int16 k back as k / 32768: write with the same scale so save/load round-trips.
+    return np.clip(np.round(np.asarray(x) * 32768.0), -32768, 32767).astype(np.int16)

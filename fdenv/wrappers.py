@@ -14,6 +14,7 @@ from __future__ import annotations
 import gymnasium as gym
 
 from .score.fdb import PROFILES, FDBScorer
+from .score.mpe import DEFAULT_MIN_SPEECH_MS, MPEScorer
 
 
 class _ScoreOnFinalStep(gym.Wrapper):
@@ -82,8 +83,39 @@ class FDBScore(_ScoreOnFinalStep, gym.utils.RecordConstructorArgs):
         return self.scorer.score(record)
 
 
+class MPEScore(_ScoreOnFinalStep, gym.utils.RecordConstructorArgs):
+    """Duplex-MPE scores of each episode (SPEC 7, 9).
+
+    Description:
+        At the final step, ``info["mpe"]`` holds the episode's counts: ``requests``, ``presence``,
+        ``fresh_onset``, ``answered`` (judged), ``correct``, ``silence_windows``,
+        ``silence_judged``, ``silence_preserved``, ``n4_events``, ``window_response``,
+        ``yield_eligible``, ``yield_judged``, ``yielded``, ``fail_still_speaking``,
+        ``fail_spoke_again``, with ``condition``, ``pair_id``, ``scene_id``, ``t_position`` and
+        per-event ``details``; rates come from ``fdenv.score.mpe.aggregate_mpe``. ``None`` for
+        scenes without MPE turns. Nothing changes at other steps; rewards are untouched.
+
+    Arguments:
+        env: an fdenv environment (or a wrapper of one).
+        asr: a local CTranslate2 Whisper directory or an offline model name (default ``"tiny.en"``).
+        judge: ``"offline"`` (default), ``"anthropic"``, ``"anthropic:<model>"``, a dict, or a judge.
+        min_speech_ms: Silero's minimum speech duration (``paper`` profile, default 250).
+    """
+
+    info_key = "mpe"
+
+    def __init__(self, env: gym.Env, asr="tiny.en", judge="offline", min_speech_ms: int = DEFAULT_MIN_SPEECH_MS):
+        gym.utils.RecordConstructorArgs.__init__(self, asr=asr, judge=judge, min_speech_ms=min_speech_ms)
+        _ScoreOnFinalStep.__init__(self, env)
+        self.scorer = MPEScorer(asr=asr, judge=judge, min_speech_ms=min_speech_ms)
+
+    def _score(self, record):
+        return self.scorer.score(record, saved=False)  # the live track, mapped as the run will save it
+
+
 def scoring_wrappers(scenes, profiles=PROFILES, asr="tiny.en", judge="offline", min_speech_ms: int = 250):
-    """The scoring wrappers that apply to these scenes, as ``wrap(env) -> env`` callables."""
+    """The scoring wrappers that apply to these scenes, as ``wrap(env) -> env`` callables:
+    ``FDBScore`` when a scene has an FDB dimension, ``MPEScore`` when one is of kind ``mpe``."""
     from functools import partial
 
     from .score.fdb import dimension_of
@@ -91,4 +123,6 @@ def scoring_wrappers(scenes, profiles=PROFILES, asr="tiny.en", judge="offline", 
     wrappers = []
     if any(dimension_of(s) is not None for s in scenes):
         wrappers.append(partial(FDBScore, profiles=tuple(profiles), asr=asr, judge=judge, min_speech_ms=min_speech_ms))
+    if any(s.kind == "mpe" for s in scenes):
+        wrappers.append(partial(MPEScore, asr=asr, judge=judge, min_speech_ms=min_speech_ms))
     return wrappers

@@ -2,6 +2,7 @@
 
     fdenv-scenes generate all                 # rewrite scenes/<set>/ for every set
     fdenv-scenes generate mpe --n 200 --out /tmp/scenes
+    fdenv-scenes mpe --backend claude --n 20 --out /tmp/scenes   # MPE scenes written by Claude
     fdenv-scenes validate scenes/ my_scene.yaml
     fdenv-scenes list
 """
@@ -27,11 +28,52 @@ def _generate(args) -> int:
     if args.n is not None and args.n < 1:
         print("fdenv-scenes generate: --n must be at least 1", file=sys.stderr)
         return 2
+    backend = getattr(args, "backend", "template")
+    if backend != "template" and names != ["mpe"]:
+        print(f"fdenv-scenes generate: --backend {backend} applies to the mpe set only", file=sys.stderr)
+        return 2
     out = Path(args.out) if args.out else scenes_dir()
     for name in names:
+        if name == "mpe":
+            code = _generate_mpe(args, out)
+            if code:
+                return code
+            continue
         folder, made, removed = write_set(name, out, n=args.n, seed=args.seed)
         extra = f", removed {len(removed)} stale file(s)" if removed else ""
         print(f"{name}: {len(made.scenes)} scenes -> {folder}{extra}")
+    return 0
+
+
+def _generate_mpe(args, out: Path) -> int:
+    """The mpe set from the template back end (``scenes/mpe/``) or from Claude (``OUT/<name>/``)."""
+    from ..scene.generate import mpe
+
+    backend = getattr(args, "backend", "template")
+    if backend == "template":
+        name = getattr(args, "name", None) or "mpe"
+        if name != "mpe":
+            print("fdenv-scenes: --name applies to the claude back end; the template set is 'mpe'", file=sys.stderr)
+            return 2
+        files, scenes, _ = mpe.generate_files(args.n, args.seed)
+    else:
+        from ..scene.generate import mpe_llm
+
+        name = getattr(args, "name", None) or mpe_llm.SET_NAME
+        n = args.n or 20
+        try:
+            writer = mpe_llm.ClaudeSceneWriter(model=args.model or mpe_llm.DEFAULT_MODEL, max_attempts=args.max_attempts)
+            files, scenes, _ = mpe_llm.generate_claude_set(n, args.seed, name=name, writer=writer)
+        except mpe_llm.GenerationError as e:
+            print(f"fdenv-scenes: {e}", file=sys.stderr)
+            return 1
+        retried = sum(1 for entry in writer.log if entry["rejected"])
+        cached = sum(1 for entry in writer.log if entry["cached"])
+        print(f"{name}: {cached} pair(s) from the cache, {retried} needed another attempt")
+    folder = out / name
+    removed = mpe.write_files(folder, files, name)
+    extra = f", removed {len(removed)} stale file(s)" if removed else ""
+    print(f"{name}: {len(scenes)} scenes -> {folder}{extra}")
     return 0
 
 
@@ -112,6 +154,15 @@ def _list(args) -> int:
     return 0
 
 
+def _mpe_options(p) -> None:
+    p.add_argument("--backend", choices=("template", "claude"), default="template",
+                   help="mpe only: deterministic templates (default) or Claude through the anthropic SDK (needs ANTHROPIC_API_KEY; "
+                        "answers are cached under $FDENV_CACHE_DIR/scenes)")
+    p.add_argument("--model", help="claude back end: the model (default: fdenv.scene.generate.mpe_llm.DEFAULT_MODEL)")
+    p.add_argument("--name", help="claude back end: the set's folder and id prefix (default mpe_claude)")
+    p.add_argument("--max-attempts", type=int, default=3, help="claude back end: answers per scene before giving up (default 3)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     from ..scene.generate import SET_NAMES
 
@@ -122,7 +173,14 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--out", help="root folder; the set goes to OUT/<set>/ (default: the shipped scenes folder)")
     g.add_argument("--n", type=int, help="number of scenes (mpe: pairs); default: the set's shipped size")
     g.add_argument("--seed", type=int, default=0, help="generator seed (default 0, the shipped sets)")
+    _mpe_options(g)
     g.set_defaults(func=_generate)
+    m = sub.add_parser("mpe", help="write the multi-party (MPE) set: template or Claude back end")
+    m.add_argument("--out", help="root folder; the set goes to OUT/<name>/ (default: the shipped scenes folder)")
+    m.add_argument("--n", type=int, help="number of explicit/implicit pairs (default: 200 template, 20 claude)")
+    m.add_argument("--seed", type=int, default=0, help="generator seed (default 0)")
+    _mpe_options(m)
+    m.set_defaults(func=_generate, set="mpe")
     v = sub.add_parser("validate", help="check scene files; one line per problem, exit 1 if any")
     v.add_argument("paths", nargs="+", metavar="PATH", help="scene .yaml files or folders (searched recursively)")
     v.set_defaults(func=_validate)

@@ -1,75 +1,113 @@
 """Duplex-MPE style multi-party scenes: 3-4 people talk in a room where an assistant listens.
 
-One scenario (``make_pair``) is written twice, ``explicit`` (the request names the assistant) and
-``implicit`` (it does not), identical otherwise. A scene is: the spoken ``duty`` preamble (the
-Narrator's voice); ``ctx`` turns among the humans that state the facts of a task (prices, times,
-who has what, what was chosen); silence turns ``N1`` (assistant mentioned, not asked), ``N2``
-(addressed to another device or person), ``N3`` (thinking aloud); in 90% of scenes an ``N4Q``
-question to the assistant directly followed by its human resolution ``N4R``; and exactly one
-``T`` request whose ``gold_answer`` is computed from the facts stated before it.
+One scenario (``make_pair``) is written twice, ``explicit`` and ``implicit``, identical except for
+how the one ``T`` request addresses the assistant: both are an addressing *form* around the same
+*core* (``"{A}, {core}"`` / ``"{Core}"``, ``"Hey {A}, {core}"`` / ``"Hey, {core}"``, ...; see
+``ADDRESS_FORMS`` and ``split_request``).
 
-Proportions (SPEC 7, generator defaults): 8-14 turns in all (the duty turn included; scenes with
-an N4 event have at least 10); 4-8 silence windows; ``T`` uniformly from the 4th turn to the last.
+A scenario combines five attributes (SPEC 7), each drawn from its pool and each changing the text:
+
+* ``setting`` (where they are) and ``activity`` (what they are doing; it comes with the task
+  family, which also fixes the settings it can happen in): the opening line;
+* ``relationship`` (roommates, coworkers, family, ...): the opening line's aside;
+* ``device`` context (which other voice devices are in the room, if any): the ``N2`` lines
+  addressed to devices call exactly those devices; without one, ``N2`` turns address people;
+* ``register`` (casual, neutral, formal): the opening line, the small talk and the request cores.
+
+A scene is: the spoken ``duty`` preamble (the Narrator's own voice); ``ctx`` turns among the humans
+that state the facts of a task (the first human turn opens the scene and states the first fact);
+silence turns ``N1`` (assistant mentioned, not asked), ``N2`` (addressed to another device or
+person), ``N3`` (thinking aloud), each kind at least once; in 90% of scenes an ``N4Q`` question to
+the assistant directly followed by its human resolution ``N4R``; and exactly one ``T`` request
+whose ``gold_answer`` is computed from the facts stated before it. Task families: a sum, a split,
+an end time, a departure time, who has what, which option was chosen, a head count, what is left
+of a budget, how many to order, a date counted back.
+
+Gold answers restate the facts they use and say numbers plainly (digits, clock times as "half
+past seven", dates as "12th"), so that an answer that says the same thing shares most of the gold
+answer's content words (SPEC 8's offline judge) even through TTS and a small recogniser.
+
+Proportions (SPEC 7 defaults): 8-14 turns in all (the duty turn included; scenes with an N4 event
+have at least 10); 4-8 silence windows; ``T`` uniformly from the 4th turn to the last. Scene ``i``
+depends only on (seed, i).
 """
 
 from __future__ import annotations
 
 import random
+import re
 
 from ._common import (
-    ASSISTANT_NAMES, CITIES, DAYS, DEVICES, MONTHS, NAMES, NARRATOR, VENUES, block_choice, block_flag, chance,
-    clock, duration, fill, gap, make_scene, make_turn, num_word, ordinal, pick, say_num,
+    ASSISTANT_NAMES, DAYS, MONTHS, NARRATOR, block_choice, block_flag, cap, chance, fill, gap, make_scene,
+    make_turn, num_word, pick, say_num,
 )
 
 KIND = "mpe"
-VERSION = 1
-DEFAULT_N = 20  # pairs
+VERSION = 2
+DEFAULT_N = 200  # pairs
 TURNS_RANGE = (8, 14)
 SILENCE_RANGE = (4, 8)
 FACTS_RANGE = (2, 4)
 
-CURRENCIES = ("dollars", "euros", "pounds")
-RELATIONSHIPS = ("roommates", "coworkers", "family", "old friends", "neighbours", "classmates", "teammates")
-DEVICE_CONTEXTS = ("a smart speaker on the counter", "a phone on the table", "a laptop at the end of the table",
-                   "a speaker on the bookshelf", "a tablet leaning on the fruit bowl")
+# Human names: short, common and distinct from each other and from the assistant names.
+NAMES = (
+    "Felix", "Nora", "Max", "Tom", "Leo", "Clara", "Julia", "Chloe", "Victor", "Nico", "Isaac", "Ivan", "Milan",
+    "Lucas", "Diego", "Lily", "Oscar", "Pablo", "Jack", "Priya", "Omar", "Jonas", "Daniel", "Hannah", "Ravi",
+    "Rosa", "Ethan", "Marco", "Hugo", "Grace", "Fatima", "Ruth", "Ali", "Emma", "Selin", "Vera", "Paula",
+    "Carlos", "Maya", "Ben", "Lena", "Sofia", "Aisha", "Mei", "Sam", "Kenji", "Layla", "Ingrid", "Tariq", "Zara",
+    "Elena", "Kwame", "Mateo", "Freya", "Arjun", "Yuki", "Anya", "Theo", "Noah", "Mira", "Sean", "Lucia", "Nadia",
+    "Beth",
+)
+CURRENCIES = ("euros", "pounds")
 REGISTERS = ("casual", "neutral", "formal")
 
-DUTIES = (
-    "You are {A}, a voice assistant in a room with several people. Answer only when you are addressed, and stay quiet otherwise.",
-    "This is your duty, {A}. You will hear a conversation between several people. Speak only when someone addresses you, and remain silent otherwise.",
-    "{A}, you are the assistant in this room. Several people are talking. Respond only when you are spoken to; otherwise, stay quiet.",
-    "You are {A}. You will listen to people talking in a shared room. When someone addresses you, answer briefly. Otherwise, do not speak.",
-)
+# ---------------------------------------------------------------------------------------------
+# Attribute pools
 
-N1_LINES = (
-    "{A} must be tired of us by now.", "I bet {A} has heard this argument a hundred times.",
-    "My sister wants one like {A} for her kitchen.", "Remember when {A} played the wrong song at the party?",
-    "Honestly, {A} is the only one here who remembers anything.", "I still can't believe {A} understood my accent last week.",
-    "We should give {A} a raise.", "{A} probably thinks we're all a bit crazy.",
-    "My kids talk to {A} more than they talk to me.", "I think {A} gets confused when we all talk at once.",
-    "{A} woke me up with the wrong alarm last week, I'm still annoyed.", "{A} has been very quiet today.",
-    "I read somewhere that {A} gets better at recognising our voices over time.", "Don't blame {A}, that one was my fault.",
-    "We used to argue about everything before we had {A}.", "I keep saying please and thank you to {A}, is that weird?",
-)
-N2_DEVICE_LINES = (
-    "{D}, set a timer for ten minutes.", "{D}, what's the weather tomorrow?", "{D}, turn the volume down a bit.",
-    "{D}, add milk to the shopping list.", "{D}, play some quiet jazz.", "{D}, remind me to call the bank at noon.",
-    "{D}, turn off the kitchen lights.", "{D}, how long will it take to drive to work tomorrow?",
-    "{D}, call my mum.", "{D}, what's on my calendar tomorrow morning?",
-)
-N2_PERSON_LINES = (
-    "{P}, pass me that pen, would you?", "{P}, your phone's buzzing again.", "{P}, could you close the window? It's freezing.",
-    "{P}, don't forget to text your mum back.", "{P}, can you turn the oven off?", "{P}, sit down, you're making me nervous.",
-    "{P}, hand me the notebook, please.", "{P}, did you remember to feed the cat?", "{P}, grab me a glass of water while you're up.",
-    "{P}, you've got something on your sleeve.",
-)
-N3_LINES = (
-    "Hmm, where did I put my glasses?", "Okay, so that's done. What's next.", "Oh no, I forgot to water the plants again.",
-    "Now where's that pen gone.", "I really need a holiday.", "Ugh, it's so cold in here.", "Wait, what was I going to say?",
-    "Hmm, I wonder if the post has come yet.", "I should really call my mother tonight.", "Why is this zip always stuck?",
-    "Let me just write that down somewhere.", "Oh, my coffee's gone cold.", "Okay, okay, think.",
-    "I wonder what time it is in Tokyo right now.", "Where did I leave my phone charger.", "I can never remember which drawer the scissors are in.",
-)
+SETTINGS = {  # setting -> how the opening line says "here"
+    "kitchen": "in the kitchen", "living room": "in the living room", "dining room": "around the dining table",
+    "garden": "out in the garden", "office break room": "in the break room", "meeting room": "in the meeting room",
+    "car": "in the car", "hotel lobby": "in the hotel lobby", "café": "at the café", "restaurant table": "at the table",
+    "hallway": "in the hallway", "dorm room": "in the dorm room", "balcony": "on the balcony",
+    "train compartment": "on the train",
+}
+RELATIONSHIPS = {  # relationship -> an aside for the opening line
+    "roommates": ("like every month in this flat", "before the landlord calls again", "since it's our turn this time"),
+    "coworkers": ("before the afternoon meeting", "while the boss is out", "before we all go back to our desks"),
+    "family": ("before Grandma calls", "before the kids wake up", "like we do every year"),
+    "old friends": ("just like old times", "for once without an argument", "since we finally found a free evening"),
+    "neighbours": ("since the whole street is doing it", "before the rain starts", "while the kids play outside"),
+    "classmates": ("before the lecture starts", "instead of revising", "before the library closes"),
+    "teammates": ("after training", "before the match on Sunday", "while the coach is away"),
+    "cousins": ("like our parents used to", "before the wedding madness starts", "for the whole family"),
+    "a couple and a friend": ("since you're staying with us this week", "because we promised you", "while we have a guest"),
+}
+DEVICE_CONTEXTS = {  # device context -> the other devices N2 turns may call: (wake words, addressee)
+    "an Alexa speaker on the shelf": (("Alexa", "Alexa"),),
+    "a phone with Siri on the table": (("Hey Siri", "Siri"),),
+    "a Google speaker in the corner": (("Hey Google", "Google"), ("Okay Google", "Google")),
+    "an Alexa speaker and a phone with Siri": (("Alexa", "Alexa"), ("Hey Siri", "Siri")),
+    "phones with Siri and a Google speaker": (("Hey Siri", "Siri"), ("Okay Google", "Google")),
+    "no other voice devices": (),
+}
+
+OPENERS = {
+    "casual": (
+        "Right, {X}, let's sort out {activity} {here}, {aside}.", "Okay, {activity}, {aside}, while we're {here}.",
+        "So, {X} and {Y}, {activity} {here}, {aside}.", "Alright, let's do {activity} {here}, {aside}.",
+        "Come on, {X}, {activity}, {aside}, we're all {here} anyway.",
+    ),
+    "neutral": (
+        "Okay, let's get {activity} done {here}, {aside}.", "Let's deal with {activity} now we're {here}, {aside}.",
+        "{X}, {Y}, can we settle {activity} {here}, {aside}?", "Right, {activity}, {aside}, since we're {here}.",
+    ),
+    "formal": (
+        "Since everyone is {here}, shall we settle {activity}, {aside}?",
+        "Good, {X}, {Y}, let us go through {activity} {here}, {aside}.",
+        "If you don't mind, I'd like to finish {activity} {here}, {aside}.",
+        "Before anything else, {activity}, {aside}, now that we are {here}.",
+    ),
+}
 FILLERS = {
     "casual": (
         "This is taking way longer than I thought.", "I'm starving, honestly.", "My back is killing me today.",
@@ -83,7 +121,53 @@ FILLERS = {
         "Let's make sure we don't forget anything.", "It's good we're doing this together.", "Right, where were we?",
         "I agree, let's keep it simple.",
     ),
+    "formal": (
+        "I appreciate everyone making the time for this.", "Let us try to be efficient about it.",
+        "I would prefer to have this settled today.", "That seems perfectly reasonable.",
+        "Thank you, that is very helpful.", "Shall we continue, then?", "I think we are making good progress.",
+        "Please, do go on.", "I believe we are almost finished.", "Let us not forget the details.",
+    ),
 }
+DUTIES = (
+    "You are {A}, a voice assistant in a room with several people. Answer only when you are addressed, and stay quiet otherwise.",
+    "This is your duty, {A}. You will hear a conversation between several people. Speak only when someone addresses you, and remain silent otherwise.",
+    "{A}, you are the assistant in this room. Several people are talking. Respond only when you are spoken to; otherwise, stay quiet.",
+    "You are {A}. You will listen to people talking in a shared room. When someone addresses you, answer briefly. Otherwise, do not speak.",
+    "Your name is {A}. People near you are talking to each other, and sometimes to you. Answer what is asked of you, and stay quiet when it is not.",
+    "{A}, several people share this room with you. When one of them asks you something, answer it. When they talk among themselves, stay silent.",
+)
+N1_LINES = (
+    "{A} must be tired of us by now.", "I bet {A} has heard this argument a hundred times.",
+    "My sister wants one like {A} for her kitchen.", "Remember when {A} played the wrong song at the party?",
+    "Honestly, {A} is the only one here who remembers anything.", "I still can't believe {A} understood my accent last week.",
+    "We should give {A} a raise.", "{A} probably thinks we're all a bit crazy.",
+    "My kids talk to {A} more than they talk to me.", "I think {A} gets confused when we all talk at once.",
+    "{A} woke me up with the wrong alarm last week, I'm still annoyed.", "{A} has been very quiet today.",
+    "I read somewhere that {A} gets better at recognising our voices over time.", "Don't blame {A}, that one was my fault.",
+    "We used to argue about everything before we had {A}.", "I keep saying please and thank you to {A}, is that weird?",
+    "{A} knows my shopping habits better than I do.", "The first week we had {A}, nobody used it.",
+)
+N2_DEVICE_LINES = (
+    "{D}, set a timer for ten minutes.", "{D}, what's the weather tomorrow?", "{D}, turn the volume down a bit.",
+    "{D}, add milk to the shopping list.", "{D}, play some quiet jazz.", "{D}, remind me to call the bank at noon.",
+    "{D}, turn off the kitchen lights.", "{D}, how long will it take to drive to work tomorrow?",
+    "{D}, call my mum.", "{D}, what's on my calendar tomorrow morning?", "{D}, set an alarm for seven.",
+    "{D}, skip this song.",
+)
+N2_PERSON_LINES = (
+    "{P}, pass me that pen, would you?", "{P}, your phone's buzzing again.", "{P}, could you close the window? It's freezing.",
+    "{P}, don't forget to text your mum back.", "{P}, can you turn the oven off?", "{P}, sit down, you're making me nervous.",
+    "{P}, hand me the notebook, please.", "{P}, did you remember to feed the cat?", "{P}, grab me a glass of water while you're up.",
+    "{P}, you've got something on your sleeve.", "{P}, can I borrow your charger later?", "{P}, is that your jacket on the floor?",
+)
+N3_LINES = (
+    "Hmm, where did I put my glasses?", "Okay, so that's done. What's next.", "Oh no, I forgot to water the plants again.",
+    "Now where's that pen gone.", "I really need a holiday.", "Ugh, it's so cold in here.", "Wait, what was I going to say?",
+    "Hmm, I wonder if the post has come yet.", "I should really call my mother tonight.", "Why is this zip always stuck?",
+    "Let me just write that down somewhere.", "Oh, my coffee's gone cold.", "Okay, okay, think.",
+    "I wonder what time it is in Tokyo right now.", "Where did I leave my phone charger.", "I can never remember which drawer the scissors are in.",
+    "Did I lock the back door this morning?", "My battery is almost dead again.",
+)
 N4_EVENTS = (  # (question to the assistant, the human resolution)
     ("{A}, what's the weather going to be like tomorrow?", "Oh, never mind, I just checked my phone, it's going to rain all day."),
     ("{A}, when does the pharmacy close today?", "It closes at eight, I walked past it this morning."),
@@ -101,45 +185,128 @@ N4_EVENTS = (  # (question to the assistant, the human resolution)
     ("{A}, how far is the airport from here?", "About forty minutes by car, we did it last week."),
     ("{A}, what year did the Berlin Wall fall?", "Nineteen eighty-nine, I remember it from school."),
     ("{A}, is it going to be sunny on Saturday?", "I just looked, it's sunny all weekend."),
+    ("{A}, how many ounces are in a pound?", "Sixteen, I used to work in a bakery."),
+    ("{A}, what time does the match start tonight?", "It's at eight, it says so on the ticket."),
+    ("{A}, how do you say thank you in Japanese?", "Arigato, I learned that on holiday."),
+    ("{A}, when does the last bus leave?", "Half past eleven, I take it every Friday."),
 )
+
+# Addressing forms: (explicit, implicit) around the same core; {core} as written, {Core}
+# capitalised, {Core_} capitalised without its final punctuation (then {end} follows the name).
+ADDRESS_FORMS = (
+    ("{A}, {core}", "{Core}"),
+    ("Hey {A}, {core}", "Hey, {core}"),
+    ("Okay {A}, {core}", "Okay, {core}"),
+    ("{A}, quick question, {core}", "Quick question, {core}"),
+    ("{Core_}, {A}{end}", "{Core}"),
+    ("Sorry {A}, {core}", "Sorry, {core}"),
+    ("So {A}, {core}", "So {core}"),
+)
+FORMAL_FORMS = (("Excuse me, {A}, {core}", "Excuse me, {core}"),)
+
+
+def address(form: tuple[str, str], core: str, A: str) -> tuple[str, str]:
+    """(explicit, implicit) request texts of one addressing form around ``core``."""
+    end = core[-1] if core[-1] in "?.!" else ""
+    slots = {"A": A, "core": core, "Core": cap(core), "Core_": cap(core[: len(core) - len(end)]), "end": end}
+    return form[0].format(**slots), form[1].format(**slots)
+
+
+def split_request(text: str, A: str | None = None) -> tuple[int, str] | None:
+    """(form index, core) of a request written by ``address``: give ``A`` for an explicit text,
+    ``None`` for an implicit one. ``None`` when no form writes ``text``."""
+    side = 0 if A is not None else 1
+    for i, form in enumerate(ADDRESS_FORMS + FORMAL_FORMS):
+        rx = ""
+        for part in re.split(r"(\{A\}|\{core\}|\{Core\}|\{Core_\}|\{end\})", form[side]):
+            if part == "{A}":
+                rx += re.escape(A or "")
+            elif part in ("{core}", "{Core}", "{Core_}"):
+                rx += "(?P<c>.+?)"
+            elif part == "{end}":
+                rx += "(?P<e>[?.!]?)"
+            else:
+                rx += re.escape(part)
+        m = re.fullmatch(rx, text)
+        if not m:
+            continue
+        core = m.group("c") + (m.groupdict().get("e") or "")
+        core = core[0].lower() + core[1:]
+        if address(form, core, A or "")[side] == text:
+            return i, core
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+# Task families: (rng, humans, nf, register) -> Task with exactly nf facts
 
 
 class Task:
-    """What a family writes: fact turns (speaker, text) in order, the T request and its answer."""
+    """What a family writes: fact turns (speaker, text) in order, the request's cores per register,
+    the gold answer, the activity (attribute label and the noun phrase the opening line uses) and
+    the settings it fits."""
 
-    def __init__(self, facts, t_speaker, explicit, implicit, gold, setting, activity):
-        self.facts, self.t_speaker = facts, t_speaker
-        self.explicit, self.implicit, self.gold = explicit, implicit, gold
-        self.setting, self.activity = setting, activity
+    def __init__(self, facts, cores, gold, activity, phrase, settings):
+        self.facts, self.cores, self.gold = facts, cores, gold
+        self.activity, self.phrase, self.settings = activity, phrase, settings
 
 
 def _others(humans, *exclude):
     return [h for h in humans if h not in exclude]
 
 
-# --- task families: (rng, humans, nf) -> Task with exactly nf facts --------------------------------
+def _and(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
-SHOPS = {  # (item, plural, price)
-    "café counter": (("latte", "lattes", 4), ("cappuccino", "cappuccinos", 4), ("pot of tea", "pots of tea", 3),
-                     ("croissant", "croissants", 3), ("muffin", "muffins", 3), ("toasted sandwich", "toasted sandwiches", 7),
-                     ("hot chocolate", "hot chocolates", 5), ("slice of cake", "slices of cake", 5)),
-    "market stall": (("block of cheese", "blocks of cheese", 9), ("jar of olives", "jars of olives", 5),
-                     ("loaf of bread", "loaves of bread", 4), ("box of strawberries", "boxes of strawberries", 6),
-                     ("jar of honey", "jars of honey", 8), ("bag of apples", "bags of apples", 3)),
-    "hardware store": (("tin of paint", "tins of paint", 18), ("set of brushes", "sets of brushes", 6),
-                       ("paint roller", "paint rollers", 9), ("roll of tape", "rolls of tape", 4),
-                       ("pack of sandpaper", "packs of sandpaper", 5), ("dust sheet", "dust sheets", 7)),
-    "takeaway menu": (("large pizza", "large pizzas", 12), ("box of noodles", "boxes of noodles", 9),
-                      ("chicken curry", "chicken curries", 11), ("portion of dumplings", "portions of dumplings", 7),
-                      ("portion of fries", "portions of fries", 4), ("veggie burger", "veggie burgers", 10)),
+
+def clock_words(minutes: int, gold: bool = False) -> str:
+    """A clock time on a 15-minute grid, as said: 'seven o'clock', 'quarter past eight', 'half past
+    nine', 'quarter to ten' (12-hour). ``gold``: a full hour without "o'clock" (a recogniser writes
+    it "o 'clock", which no longer matches)."""
+    minutes %= 24 * 60
+    h, m = divmod(minutes, 60)
+    h12 = lambda x: num_word(x % 12 or 12)  # noqa: E731
+    if m == 0:
+        return h12(h) if gold else f"{h12(h)} o'clock"
+    if m == 15:
+        return f"quarter past {h12(h)}"
+    if m == 30:
+        return f"half past {h12(h)}"
+    if m == 45:
+        return f"quarter to {h12(h + 1)}"
+    raise ValueError(f"{minutes} is not on the 15-minute grid")
+
+
+def _ord(n: int) -> str:
+    return f"{n}{'th' if 10 <= n % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
+
+
+SHOPS = {  # setting -> items (singular, plural, price)
+    "café": (("latte", "lattes", 4), ("cappuccino", "cappuccinos", 4), ("pot of tea", "pots of tea", 3),
+             ("croissant", "croissants", 3), ("muffin", "muffins", 3), ("toasted sandwich", "toasted sandwiches", 7),
+             ("hot chocolate", "hot chocolates", 5), ("slice of cake", "slices of cake", 5)),
+    "kitchen": (("block of cheese", "blocks of cheese", 9), ("jar of olives", "jars of olives", 5),
+                ("loaf of bread", "loaves of bread", 4), ("box of strawberries", "boxes of strawberries", 6),
+                ("jar of honey", "jars of honey", 8), ("bag of apples", "bags of apples", 3)),
+    "hallway": (("tin of paint", "tins of paint", 18), ("set of brushes", "sets of brushes", 6),
+                ("paint roller", "paint rollers", 9), ("roll of tape", "rolls of tape", 4),
+                ("pack of sandpaper", "packs of sandpaper", 5), ("dust sheet", "dust sheets", 7)),
+    "living room": (("large pizza", "large pizzas", 12), ("box of noodles", "boxes of noodles", 9),
+                    ("chicken curry", "chicken curries", 11), ("portion of dumplings", "portions of dumplings", 7),
+                    ("portion of fries", "portions of fries", 4), ("veggie burger", "veggie burgers", 10)),
 }
+SHOP_ACTIVITY = {"café": ("ordering at the café counter", "the order"), "kitchen": ("writing the market list", "the market list"),
+                 "hallway": ("buying supplies for painting the hall", "the paint shopping"),
+                 "living room": ("ordering a takeaway", "the takeaway order")}
 
 
-def t_total(rng, humans, nf):
+def t_total(rng, humans, nf, register):
     setting = pick(rng, sorted(SHOPS))
     items = rng.sample(SHOPS[setting], nf)
+    while sum(p for _, _, p in items) < 10:  # a total said plainly: ten or more
+        items = rng.sample(SHOPS[setting], nf)
     cur = pick(rng, CURRENCIES)
-    facts, total = [], 0
+    facts, total, said = [], 0, []
     one = rng.sample(("I'll take the {item}, that's {p}.", "Put me down for a {item}. It says {p}.",
                       "And one {item} for me, {p}.", "I just want a {item}, {p}."), 4)
     many = rng.sample(("I want {q} {items}, they're {p} each.", "Get {q} {items} for me, at {p} each.",
@@ -149,22 +316,31 @@ def t_total(rng, humans, nf):
         qty = pick(rng, (1, 1, 2, 3)) if price <= 9 else 1
         total += qty * price
         slots = {"item": item, "items": plural_, "q": num_word(qty), "p": f"{say_num(price)} {cur}"}
-        facts.append((sp, fill((one if qty == 1 else many).pop(), slots)))
-    t_sp = pick(rng, humans)
-    ex, im = pick(rng, (("{A}, how much is all of that together?", "So how much is all of that together?"),
-                        ("{A}, what does that come to in total?", "Okay, so what does that come to in total?"),
-                        ("{A}, can you add all that up for us?", "Can you add all that up for us?")))
-    return Task(facts, t_sp, ex, im, f"It comes to {total} {cur} in total.", setting, "buying things together")
+        pool = one if qty == 1 else many
+        pool.append(pool.pop(0))  # each wording once before any repeats
+        facts.append((sp, fill(pool[-1], slots)))
+        said.append(f"{num_word(qty)} {plural_ if qty > 1 else item}")
+    first, last = items[0][1], items[-1][1]
+    cores = {
+        "casual": (f"what does all that come to, with the {last}?", f"how much is all of it, {first} included?",
+                   f"what's the damage for the {first} and the rest?", f"add up the {first}, the {last} and the rest for us."),
+        "neutral": (f"how much is all of that together, with the {last}?", f"what do the {first} and everything else come to?",
+                    f"can you add up the whole order, from the {first} to the {last}?"),
+        "formal": (f"could you tell us the total for the {first} and the other items?",
+                   f"what would the whole order come to, including the {last}?"),
+    }
+    gold = f"The total comes to {total} {cur}. The total is {total} {cur}."
+    return Task(facts, cores, gold, SHOP_ACTIVITY[setting][0], SHOP_ACTIVITY[setting][1], (setting,))
 
 
-def t_split(rng, humans, nf):
+def t_split(rng, humans, nf, register):
     n = len(humans)
     birthday = pick(rng, humans) if nf >= 3 else None
     payers = n - (1 if birthday else 0)
     cur = pick(rng, CURRENCIES)
     each = rng.randint(15, 40)
     total = each * payers
-    tip = 5 * rng.randint(1, 4) if payers * each > 40 else 5
+    tip = 5 * rng.randint(1, 4) if total > 40 else 5
     drinks = 2 * rng.randint(4, 12) if nf >= 4 else 0
     food = total - tip - drinks
     while food < 20:
@@ -172,76 +348,100 @@ def t_split(rng, humans, nf):
         total = each * payers
         food = total - tip - drinks
     s = rng.sample(humans, n)
-    facts = [(s[0], f"Okay, the bill came to {food} {cur}."),
+    place = pick(rng, ("the bill came to", "the food came to", "dinner came to", "the meal was"))
+    facts = [(s[0], f"Okay, {place} {food} {cur}."),
              (s[1], f"Let's leave a tip of {say_num(tip)} {cur} on top, the service was great.")]
     if birthday:
         facts.append((pick(rng, _others(humans, birthday)), f"And {birthday} isn't paying anything tonight, it's a birthday dinner."))
     if drinks:
         facts.append((s[2 % n], f"Oh, and the drinks came separately, that was another {say_num(drinks)} {cur}."))
-    t_sp = pick(rng, humans)
-    ex, im = pick(rng, (("{A}, so how much does each of us pay?", "So how much does each of us pay?"),
-                        ("{A}, what's that per person, then?", "What's that per person, then?")))
-    who = f"Each of the {num_word(payers)} people paying" if birthday else "Each person"
-    return Task(facts, t_sp, ex, im, f"{who} pays {total // payers} {cur}.", "restaurant table", "splitting the bill")
+    extra = f"with the {say_num(tip)} {cur} tip" + (" and the drinks" if drinks else "")
+    cores = {
+        "casual": (f"so how much does each of us pay, {extra}?", f"what's that per person, {extra}?",
+                   f"split that for us, {extra}, how much each?"),
+        "neutral": (f"how much does each person pay, {extra}?", f"what does that come to per person, {extra}?"),
+        "formal": (f"could you work out what each of us owes, {extra}?", f"what would each person's share be, {extra}?"),
+    }
+    gold = f"Each person pays {each} {cur}. That is {each} {cur} each."
+    return Task(facts, cores, gold, "splitting the bill", "the bill", ("restaurant table", "dining room", "café"))
 
 
-def t_end_time(rng, humans, nf):
+def t_end_time(rng, humans, nf, register):
     start = rng.randrange(13 * 4, 21 * 4) * 15
-    length = pick(rng, (95, 100, 105, 110, 115, 120, 125, 130, 140, 150))
-    what = pick(rng, ("film", "play", "concert", "match"))
+    length = pick(rng, (90, 105, 120, 135, 150))
+    what = pick(rng, ("film", "play", "concert", "match", "show"))
     s = rng.sample(humans, len(humans))
-    facts = [(s[0], f"The {what} starts at {clock(start)}."),
-             (s[1], f"And it's {duration(length)} long, I checked.")]
+    facts = [(s[0], f"The {what} starts at {clock_words(start)}."),
+             (s[1], f"And it's {_minutes(length)} long, I checked.")]
     extra = 0
     if nf >= 3:
-        ads = pick(rng, (10, 15, 20))
+        ads = 15
         extra += ads
-        facts.append((s[2], f"Don't forget there's about {num_word(ads)} minutes of adverts before it actually begins."))
+        facts.append((s[2], "Don't forget there's about fifteen minutes of adverts before it actually begins."))
     if nf >= 4:
-        brk = pick(rng, (15, 20))
+        brk = 15
         extra += brk
-        facts.append((s[0], f"Plus a {num_word(brk)} minute break in the middle."))
-    t_sp = pick(rng, humans)
-    ex, im = pick(rng, (("{A}, so what time will it be over?", "So what time will it be over?"),
-                        ("{A}, when do we get out, then?", "When do we get out, then?")))
-    return Task(facts, t_sp, ex, im, f"It will finish at {clock(start + length + extra, 'digits')}.",
-                pick(rng, ("cinema lobby", "living room", "theatre bar")), f"going to a {what}")
+        facts.append((s[0], "Plus a fifteen minute break in the middle."))
+    day = pick(rng, DAYS)
+    cores = {
+        "casual": (f"so what time is {day}'s {what} over?", f"when do we get out of the {what} on {day}, then?",
+                   f"what time does the {what} on {day} actually finish?"),
+        "neutral": (f"what time will the {what} end on {day}?", f"when does {day}'s {what} finish, then?"),
+        "formal": (f"could you tell us when the {what} on {day} will finish?", f"at what time should {day}'s {what} be over?"),
+    }
+    end = clock_words(start + length + extra, gold=True)
+    gold = f"It ends at {end}. The {what} starts at {clock_words(start, gold=True)} and ends at {end}."
+    return Task(facts, cores, gold, f"going to a {what}", f"the {what} plans", ("living room", "café", "hotel lobby", "car"))
 
 
-OBJECTS = ("car keys", "tickets", "passports", "phone charger", "umbrella", "map", "camera", "picnic blanket",
-           "portable speaker", "first aid kit")
+def _minutes(m: int) -> str:
+    h, r = divmod(m, 60)
+    hours = "an hour" if h == 1 else f"{num_word(h)} hours"
+    if r == 0:
+        return hours
+    if r == 30:
+        return "an hour and a half" if h == 1 else f"{num_word(h)} and a half hours"
+    return f"{hours} and {num_word(r)} minutes"
 
 
-def t_who_has(rng, humans, nf):
+OBJECTS = ("umbrella", "camera", "computer", "telephone", "calendar", "microphone", "television")
+HOLDERS = ("the doctor", "the teacher", "the manager", "our uncle", "the taxi driver", "the nurse", "the pilot")
+
+
+def t_who_has(rng, humans, nf, register):
     objs = rng.sample(OBJECTS, nf)
+    holders_pool = rng.sample(HOLDERS, len(HOLDERS))
     facts, holders = [], {}
     for obj in objs:
         sp = pick(rng, humans)
-        if chance(rng, 0.5):
-            holder, text = sp, pick(rng, (f"I've got the {obj}.", f"The {obj} are with me." if obj.endswith("s") else f"The {obj} is with me.",
-                                          f"I packed the {obj} in my bag."))
-        else:
-            holder = pick(rng, _others(humans, sp))
-            text = pick(rng, (f"{holder} has the {obj}.", f"I gave the {obj} to {holder} this morning.",
-                              f"{holder}, you've got the {obj}, right? I saw you take them." if obj.endswith("s")
-                              else f"{holder}, you've got the {obj}, right? I saw you take it."))
+        holder = holders_pool.pop() if chance(rng, 0.7) or not holders else pick(rng, sorted(set(holders.values())))
+        text = pick(rng, (f"{cap(holder)} has the {obj}.", f"I gave the {obj} to {holder} this morning.",
+                          f"The {obj} is with {holder}, I checked.", f"I left the {obj} with {holder} yesterday."))
         holders[obj] = holder
         facts.append((sp, text))
     ask = pick(rng, objs)
-    t_sp = pick(rng, _others(humans, holders[ask]))
-    ex, im = pick(rng, ((f"{{A}}, who has the {ask} again?", f"Wait, who has the {ask} again?"),
-                        (f"{{A}}, remind me who took the {ask}.", f"Remind me who took the {ask}.")))
-    return Task(facts, t_sp, ex, im, f"{holders[ask]} has the {ask}.", pick(rng, ("hallway", "car park", "kitchen")),
-                "getting ready to leave")
+    cores = {
+        "casual": (f"who's got the {ask} again?", f"wait, who has the {ask}?", f"remind me who took the {ask}."),
+        "neutral": (f"who has the {ask} again?", f"who did the {ask} go to?"),
+        "formal": (f"could you remind us who has the {ask}?", f"with whom did we leave the {ask}?"),
+    }
+    h = holders[ask]
+    gold = f"{cap(h)} has the {ask}. The {ask} is with {h}."
+    return Task(facts, cores, gold, "getting ready to leave", "the packing", ("hallway", "car", "hotel lobby", "kitchen"))
 
 
-FILMS = ("The Long Summer", "Night Train", "Paper Moon", "The Lighthouse Keeper", "Blue Harbour", "The Last Orchard",
-         "Winter Kings", "A Quiet Street", "The Glass Garden", "Midnight Ferry")
+FILMS = ("The Long Summer", "Paper Moon", "Blue Water", "Winter King", "The Quiet Street", "The Glass Garden",
+         "Green River", "The Last Orchard", "Golden Hour", "The Old Bridge")
+VENUES = ("the pizza place", "the burger place", "the fish restaurant", "the noodle bar", "the Chinese restaurant",
+          "the Mexican restaurant", "the French restaurant", "the sushi bar", "the taco place", "the corner cafe",
+          "the Italian restaurant", "the Greek restaurant")
+TRIP_CITIES = ("Lisbon", "Paris", "Rome", "London", "Berlin", "Madrid", "Dublin", "Vienna", "Prague", "Boston",
+               "Chicago", "Seattle", "Amsterdam", "Barcelona")
 
 
-def t_choice(rng, humans, nf):
+def t_choice(rng, humans, nf, register):
     kind = pick(rng, ("restaurant", "film", "trip"))
-    pool = {"restaurant": VENUES, "film": FILMS, "trip": CITIES}[kind]
+    pool = {"restaurant": VENUES, "film": FILMS, "trip": TRIP_CITIES}[kind]
     opts = rng.sample(pool, 3 if nf >= 3 else 2)
     chosen = opts[0] if nf != 4 else opts[1]
     s = rng.sample(humans, len(humans))
@@ -255,19 +455,37 @@ def t_choice(rng, humans, nf):
         facts.append((s[1], f"I'm not keen on {opts[2]}, we did that last time."))
     if nf == 4:
         facts.append((s[2], f"Then {opts[1]}, everyone was talking about it at work."))
-    facts.append((s[(len(facts)) % len(humans)], f"Fine, {chosen} it is, then." if nf != 4 else f"Okay, {chosen}, I'm happy with that."))
-    day = pick(rng, DAYS)
+    facts.append((s[len(facts) % len(humans)], f"Fine, {chosen} it is, then." if nf != 4 else f"Okay, {chosen}, I'm happy with that."))
+    day = pick(rng, [d for d in DAYS if d not in ("Tuesday", "Thursday")])  # heard as "two's day", "Thursday"/"Tuesday"
+    hour = pick(rng, (7, 8, 9))
     if kind == "restaurant":
-        ex, im = (f"{{A}}, book us a table at the place we picked, {day} at eight.", f"Book us a table at the place we picked, {day} at eight.")
-        gold = f"A table at {chosen} on {day} at eight."
+        cores = {
+            "casual": (f"book us a table at the place we picked, {day} at {num_word(hour)}.",
+                       f"get us a table at that place for {day} at {num_word(hour)}."),
+            "neutral": (f"book a table at the place we chose for {day} at {num_word(hour)}.",
+                        f"can you reserve a table where we just decided, {day} at {num_word(hour)}?"),
+            "formal": (f"could you reserve a table at the restaurant we chose, for {day} at {num_word(hour)}?",),
+        }
+        gold = f"The table is booked at {chosen} for {day} evening."
+        activity, phrase = "choosing a restaurant", "dinner plans"
     elif kind == "film":
-        ex, im = ("{A}, put on the film we agreed on.", "Can you put on the film we agreed on?")
-        gold = f"Playing {chosen}."
+        other = opts[1] if chosen == opts[0] else opts[0]
+        cores = {
+            "casual": (f"put on the film we agreed on, not {other}.", f"play the one we picked instead of {other}."),
+            "neutral": (f"can you put on the film we agreed on, the one we chose over {other}?", f"please play the film we chose, not {other}."),
+            "formal": (f"could you play the film we have agreed on, rather than {other}?",),
+        }
+        gold = f"The film is {chosen}. I am playing {chosen} for you."
+        activity, phrase = "choosing a film", "tonight's film"
     else:
-        ex, im = (f"{{A}}, put the trip we just chose in the calendar for {day}.", f"Put the trip we just chose in the calendar for {day}.")
-        gold = f"The trip to {chosen} is added to the calendar for {day}."
-    return Task(facts, pick(rng, humans), ex, im, gold, pick(rng, ("sofa", "kitchen table", "office break room")),
-                {"restaurant": "choosing a restaurant", "film": "choosing a film", "trip": "planning a weekend away"}[kind])
+        cores = {
+            "casual": (f"stick the trip we just chose in the calendar for {day}.", f"put our weekend trip in the calendar, {day}."),
+            "neutral": (f"put the trip we just chose in the calendar for {day}.", f"add the trip we picked to the calendar for {day}."),
+            "formal": (f"could you add the trip we have chosen to the calendar for {day}?",),
+        }
+        gold = f"The trip to {chosen} is in the calendar for {day}. {chosen}, on {day}."
+        activity, phrase = "planning a weekend away", "the long weekend"
+    return Task(facts, cores, gold, activity, phrase, ("living room", "kitchen", "office break room", "balcony"))
 
 
 GUEST_GROUPS = (  # (announcement, people, cancellation)
@@ -277,12 +495,15 @@ GUEST_GROUPS = (  # (announcement, people, cancellation)
     ("Four people from work are coming.", 4, "One of the people from work dropped out, so it's three of them now."),
     ("My cousin is coming on her own.", 1, None),
     ("Five people from the football team can make it.", 5, "One of the football lot cancelled, so four of them now."),
+    ("Six friends from the choir said yes.", 6, "One of the choir friends is away, so five of them."),
 )
 
 
-def t_guests(rng, humans, nf):
+def t_guests(rng, humans, nf, register):
     n_groups = nf if nf < 4 else 3
     chosen = rng.sample(GUEST_GROUPS, n_groups)
+    while sum(k for _, k, _ in chosen) - (nf == 4) < 5:  # small counts are easy to mishear ("four guests")
+        chosen = rng.sample(GUEST_GROUPS, n_groups)
     facts, total, spoken = [], 0, []
     for text, k, cancel in chosen:
         sp = pick(rng, humans)
@@ -294,51 +515,69 @@ def t_guests(rng, humans, nf):
         sp, x, cancel = pick(rng, [c for c in spoken if c[2]])
         facts.append((sp, fill(cancel, {"X": x})))
         total -= 1
-    ex, im = pick(rng, (("{A}, so how many guests is that altogether, not counting us?", "So how many guests is that altogether, not counting us?"),
-                        ("{A}, how many people are coming, not including us?", "How many people are coming, then, not including us?")))
-    return Task(facts, pick(rng, humans), ex, im, f"{num_word(total).capitalize()} guests are coming.",
-                pick(rng, ("living room", "garden", "kitchen")), "planning a party")
+    event = pick(rng, ("party", "barbecue", "dinner", "picnic"))
+    day = pick(rng, DAYS)
+    cores = {
+        "casual": (f"so how many people are coming to {day}'s {event}, not counting us?", f"how many guests is that for the {event} on {day}, then?"),
+        "neutral": (f"how many guests are coming to the {event} on {day}, not including us?", f"how many people is that for {day}'s {event} altogether?"),
+        "formal": (f"could you tell us how many guests to expect at the {event} on {day}?", f"how many guests should we plan for at {day}'s {event}?"),
+    }
+    gold = f"The total comes to {total} guests. The total is {total} guests."
+    return Task(facts, cores, gold, f"planning a {event}", f"the {event} guest list", ("living room", "garden", "kitchen", "dining room"))
 
 
-def t_budget(rng, humans, nf):
+def t_budget(rng, humans, nf, register):
     cur = pick(rng, CURRENCIES)
-    budget = 100 * rng.randint(12, 30)
-    costs = [("The flights are {v} in total.", 10 * rng.randint(25, 45)), ("The hotel comes to {v} for all of us.", 10 * rng.randint(20, 40)),
-             ("The rental car is another {v}.", 10 * rng.randint(8, 15))]
+    costs = [("The flights are {v} in total.", 10 * rng.randint(15, 30), "flights"),
+             ("The hotel comes to {v} for all of us.", 10 * rng.randint(12, 25), "hotel"),
+             ("The rental car is another {v}.", 10 * rng.randint(5, 10), "rental car")]
+    left = 5 * rng.randint(5, 19)  # said plainly: under a hundred
+    budget = left + sum(v for _, v, _ in costs[: nf - 1])
     s = rng.sample(humans, len(humans))
     facts = [(s[0], f"We've got {budget} {cur} for the whole trip.")]
-    for i, (text, v) in enumerate(costs[: nf - 1]):
+    for i, (text, v, _) in enumerate(costs[: nf - 1]):
         facts.append((s[(i + 1) % len(humans)], text.format(v=f"{v} {cur}")))
-    left = budget - sum(v for _, v in costs[: nf - 1])
-    ex, im = pick(rng, (("{A}, how much does that leave for everything else?", "So how much does that leave for everything else?"),
-                        ("{A}, what's left in the budget, then?", "What's left in the budget, then?")))
-    return Task(facts, pick(rng, humans), ex, im, f"That leaves {left} {cur}.", pick(rng, ("kitchen table", "sofa")),
-                f"planning a trip to {pick(rng, CITIES)}")
+    city = pick(rng, TRIP_CITIES)
+    spent = _and([name for _, _, name in costs[: nf - 1]])
+    cores = {
+        "casual": (f"how much is left for {city} after that?", f"what's left in the {city} budget, then?"),
+        "neutral": (f"how much does that leave for everything else in {city}?", f"how much of the {city} budget is left after the {spent}?"),
+        "formal": (f"could you tell us what remains of the budget for {city}?", f"what would remain of our {city} budget after the {spent}?"),
+    }
+    gold = f"You have {left} {cur} left. {left} {cur} are left over."
+    return Task(facts, cores, gold, f"planning a trip to {city}", "the trip budget", ("kitchen", "living room", "café", "balcony"))
 
 
-def t_leave(rng, humans, nf):
-    dep = rng.randrange(7 * 4, 19 * 4) * 15 + pick(rng, (0, 5, 10))
-    walk = pick(rng, (10, 15, 20, 25))
+def t_leave(rng, humans, nf, register):
+    dep = rng.randrange(7 * 4, 19 * 4) * 15
+    walk = pick(rng, (15, 30, 45))
     s = rng.sample(humans, len(humans))
-    facts = [(s[0], f"The train leaves at {clock(dep)}."), (s[1], f"It's a {num_word(walk)} minute walk to the station.")]
+    facts = [(s[0], f"The train leaves at {clock_words(dep)}."),
+             (s[1], f"It's a {num_word(walk)} minute walk to the station.")]
     back = walk
     if nf >= 3:
-        early = pick(rng, (5, 10))
-        back += early
-        facts.append((s[2], f"And I want to be there {num_word(early)} minutes early to buy the tickets."))
+        back += 15
+        facts.append((s[2], "And I want to be there fifteen minutes early to buy the tickets."))
     if nf >= 4:
-        stop = pick(rng, (5, 10))
-        back += stop
-        facts.append((s[0], f"We also need to stop at the cash machine, that's another {num_word(stop)} minutes."))
-    ex, im = pick(rng, (("{A}, so what time do we have to leave the house?", "So what time do we have to leave the house?"),
-                        ("{A}, when do we need to head out, then?", "When do we need to head out, then?")))
-    return Task(facts, pick(rng, humans), ex, im, f"You need to leave at {clock(dep - back, 'digits')}.",
-                pick(rng, ("hallway", "kitchen")), "catching a train")
+        back += 15
+        facts.append((s[0], "We also need to stop at the cash machine, that's another fifteen minutes."))
+    train = f"the {clock_words(dep)} train"
+    cores = {
+        "casual": (f"so what time do we have to leave the house for {train}?", f"when do we need to head out for {train}, then?",
+                   f"what time should we be out of the door to make {train}?"),
+        "neutral": (f"what time do we need to leave the house for {train}?", f"when should we leave to catch {train}?"),
+        "formal": (f"could you tell us when we ought to leave for {train}?", f"at what time should we set off for {train}?"),
+    }
+    gold = f"You need to leave at {clock_words(dep - back, gold=True)}. The train leaves at {clock_words(dep, gold=True)}."
+    return Task(facts, cores, gold, "catching a train", "getting to the train", ("hallway", "kitchen", "hotel lobby"))
 
 
-def t_pizza(rng, humans, nf):
-    people, per, slices = rng.randint(5, 14), pick(rng, (2, 3, 4)), 8
+def t_pizza(rng, humans, nf, register):
+    per, slices = pick(rng, (2, 3)), 8
     spare = pick(rng, (2, 4)) if nf >= 4 else 0
+    people = rng.randint(5, 14)
+    while -(-(people * per + spare) // slices) in (2, 4):  # "two" and "four" sound like "to" and "for"
+        people = rng.randint(5, 14)
     s = rng.sample(humans, len(humans))
     facts = []
     if nf == 2:
@@ -351,33 +590,76 @@ def t_pizza(rng, humans, nf):
         facts.append((s[0], f"And I want {num_word(spare)} slices left over for lunch tomorrow."))
     need = people * per + spare
     pizzas = -(-need // slices)
-    ex, im = pick(rng, (("{A}, how many pizzas should we order?", "So how many pizzas should we order?"),
-                        ("{A}, how many pizzas is that, then?", "How many pizzas is that, then?")))
-    return Task(facts, pick(rng, humans), ex, im, f"You should order {num_word(pizzas)} pizzas.",
-                pick(rng, ("living room", "dorm kitchen")), "ordering food for a party")
+    event = pick(rng, ("party", "film night", "game night", "birthday", "housewarming", "match"))
+    day = pick(rng, DAYS)
+    cores = {
+        "casual": (f"how many pizzas should we get for the {event}?", f"how many pizzas is that for {day}, then?",
+                   f"how many pizzas do we order for {day}'s {event}?"),
+        "neutral": (f"how many pizzas should we order for the {event} on {day}?", f"how many pizzas do we need for the {event}?"),
+        "formal": (f"could you work out how many pizzas we should order for the {event}?",
+                   f"how many pizzas would we need for {day}'s {event}?"),
+    }
+    gold = f"Order {pizzas} pizzas. You need {pizzas} pizzas for {people} people."
+    return Task(facts, cores, gold, "ordering pizza for a party", "the pizza order", ("living room", "dorm room", "kitchen"))
 
 
-def t_invite(rng, humans, nf):
-    month = pick(rng, MONTHS)
+def t_invite(rng, humans, nf, register):
+    month = pick(rng, [m for m in MONTHS if m != "May"])  # "may" is a stop word to the offline judge
     weeks = 3 if nf >= 3 else 2
-    day = rng.randint(7 * weeks + 1, 30)
+    day = rng.randint(7 * weeks + 5, 28)  # the send date is the 5th or later ("1st" is often heard "first")
+    event = pick(rng, ("party", "wedding", "reunion", "celebration"))
     s = rng.sample(humans, len(humans))
-    facts = [(s[0], f"The party is on the {ordinal(day)} of {month}."),
+    facts = [(s[0], f"The {event} is on the {_ord_words(day)} of {month}."),
              (s[1], "The invitations should go out two weeks before.")]
     if nf >= 3:
         facts.append((s[2], "Let's make it three weeks before, people are busy these days."))
     if nf >= 4:
         facts.append((s[0], "And the cake needs to be ordered ten days ahead, but that's my job."))
-    ex, im = pick(rng, (("{A}, so what date do we send the invitations?", "So what date do we send the invitations?"),
-                        ("{A}, which day should the invitations go out, then?", "Which day should the invitations go out, then?")))
-    return Task(facts, pick(rng, humans), ex, im, f"Send them on the {ordinal(day - 7 * weeks)} of {month}.",
-                pick(rng, ("kitchen table", "garden")), "planning a party")
+    cores = {
+        "casual": (f"so what date do the {month} {event} invitations go out?", f"when do we send the invitations for the {event} in {month}, then?"),
+        "neutral": (f"which day should the invitations for the {month} {event} go out?", f"on what date do we send the {event} invitations for {month}?"),
+        "formal": (f"could you tell us the date to send the invitations for the {event} in {month}?",
+                   f"when ought the {month} {event} invitations to go out?"),
+    }
+    send = f"the {_ord(day - 7 * weeks)} of {month}"
+    gold = f"You need to send them on {send}. The date is {send}."
+    return Task(facts, cores, gold, f"planning a {event}", f"the {event} invitations", ("kitchen", "garden", "dining room"))
+
+
+def _ord_words(n: int) -> str:
+    from ._common import ordinal
+
+    return ordinal(n)
 
 
 FAMILIES = {name[2:]: fn for name, fn in sorted(globals().items()) if name.startswith("t_") and callable(fn)}
 
 
-# --- scene layout --------------------------------------------------------------------------------
+# ---------------------------------------------------------------------------------------------
+# Attributes
+
+
+def choose_attributes(rng: random.Random, task: Task, register: str) -> dict:
+    """The five attributes of a scenario: the setting among the task's, its activity, a
+    relationship, a device context, and the register (drawn first: the task's wording needs it)."""
+    return {
+        "setting": pick(rng, list(task.settings)), "activity": task.activity,
+        "relationship": pick(rng, sorted(RELATIONSHIPS)), "device": pick(rng, sorted(DEVICE_CONTEXTS)),
+        "register": register,
+    }
+
+
+def opener(rng: random.Random, attrs: dict, task: Task, humans: list[str], speaker: str) -> str:
+    others = _others(humans, speaker)
+    x, y = rng.sample(others, 2) if len(others) >= 2 else (others[0], others[0])
+    template = pick(rng, OPENERS[attrs["register"]])
+    return fill(template, {"X": x, "Y": y, "activity": task.phrase, "here": SETTINGS[attrs["setting"]],
+                           "aside": pick(rng, RELATIONSHIPS[attrs["relationship"]])})
+
+
+# ---------------------------------------------------------------------------------------------
+# Scene layout
+
 
 def make_pair(index: int, rng: random.Random, pair_id: str, seed: int = 0) -> list[dict]:
     """One scenario as an (explicit, implicit) pair of scene dicts."""
@@ -386,9 +668,6 @@ def make_pair(index: int, rng: random.Random, pair_id: str, seed: int = 0) -> li
     has_n4 = not block_flag(KIND, seed, index)
     humans = rng.sample(NAMES, rng.randint(3, 4))
     A = pick(rng, ASSISTANT_NAMES)
-    register = pick(rng, REGISTERS)
-    relationship = pick(rng, RELATIONSHIPS)
-    device = pick(rng, DEVICE_CONTEXTS)
 
     n_total = rng.randint(TURNS_RANGE[0] + (2 if has_n4 else 0), TURNS_RANGE[1])
     q = rng.randint(3, n_total - 1)  # T's index: the 4th turn .. the last
@@ -397,8 +676,11 @@ def make_pair(index: int, rng: random.Random, pair_id: str, seed: int = 0) -> li
     nf = rng.randint(FACTS_RANGE[0], min(FACTS_RANGE[1], pre, budget - SILENCE_RANGE[0]))
     n_sil = rng.randint(SILENCE_RANGE[0], min(SILENCE_RANGE[1], budget - nf))
     n_fill = budget - nf - n_sil
-    task = FAMILIES[family](rng, humans, nf)
+    register = pick(rng, REGISTERS)
+    task = FAMILIES[family](rng, humans, nf, register)
     assert len(task.facts) == nf, (family, nf, len(task.facts))
+    attrs = choose_attributes(rng, task, register)
+    devices = DEVICE_CONTEXTS[attrs["device"]]
 
     # silence labels: each of N1, N2, N3 at least once
     sil = ["N1", "N2", "N3"] + [pick(rng, ("N1", "N2", "N2", "N3", "N3")) for _ in range(n_sil - 3)]
@@ -421,9 +703,11 @@ def make_pair(index: int, rng: random.Random, pair_id: str, seed: int = 0) -> li
             post_units.append(u)
     rng.shuffle(pre_units)
     rng.shuffle(post_units)
-    # interleave the facts (in order) with the pre-T units
+    # the first human turn opens the scene with the first fact; the other facts (in order)
+    # are interleaved with the pre-T units
     pre_items: list = [list(u) for u in pre_units]
-    fact_slots = sorted(rng.sample(range(len(pre_items) + nf), nf))
+    later = sorted(rng.sample(range(1, len(pre_items) + nf), nf - 1))
+    fact_slots = [0] + later
     seq: list = []
     fi = 0
     for pos in range(len(pre_items) + nf):
@@ -442,16 +726,22 @@ def make_pair(index: int, rng: random.Random, pair_id: str, seed: int = 0) -> li
     n2d = rng.sample(N2_DEVICE_LINES, len(N2_DEVICE_LINES))
     n2p = rng.sample(N2_PERSON_LINES, len(N2_PERSON_LINES))
     n3 = rng.sample(N3_LINES, len(N3_LINES))
-    fillers = rng.sample(FILLERS["casual" if register == "casual" else "neutral"],
-                         len(FILLERS["casual" if register == "casual" else "neutral"]))
+    fillers = rng.sample(FILLERS[register], len(FILLERS[register]))
     q_text, r_text = pick(rng, N4_EVENTS)
     duty = fill(pick(rng, DUTIES), {"A": A})
+    forms = ADDRESS_FORMS + (FORMAL_FORMS if register == "formal" else ())
+    form = pick(rng, forms)
+    core = pick(rng, task.cores[register])
+    explicit, implicit = address(form, core, A)
     turns = [make_turn("t0", NARRATOR, "duty", duty)]
     prev = None
 
+    spoken: set = set()
+
     def other_than(*names):
         cands = [h for h in humans if h not in names]
-        return pick(rng, cands)
+        fresh = [h for h in cands if h not in spoken]  # everyone speaks at least once
+        return pick(rng, fresh or cands)
 
     t_index = None
     q_id = None
@@ -461,9 +751,11 @@ def make_pair(index: int, rng: random.Random, pair_id: str, seed: int = 0) -> li
         g = gap(rng, 0.5, 1.0) if len(turns) == 1 else gap(rng, 0.2, 0.8)
         if isinstance(item, tuple):
             sp, text = task.facts[item[1]]
+            if item[1] == 0:
+                text = f"{opener(rng, attrs, task, humans, sp)} {text}"
             label = "ctx"
         elif item == "T":
-            sp, text, label = task.t_speaker, task.explicit, "T"
+            sp, text, label = other_than(), explicit, "T"
             t_index = len(turns)
         elif item == "ctx-fill":
             sp, text, label = other_than(prev), fillers.pop(), "ctx"
@@ -471,8 +763,8 @@ def make_pair(index: int, rng: random.Random, pair_id: str, seed: int = 0) -> li
             sp, text, label = other_than(prev), fill(n1.pop(), {"A": A}), "N1"
         elif item == "N2":
             sp, label = other_than(prev), "N2"
-            if chance(rng, 0.5):
-                call, dev = pick(rng, DEVICES)
+            if devices and chance(rng, 0.6):
+                call, dev = pick(rng, devices)
                 text, kw["addressee"] = fill(n2d.pop(), {"D": call}), dev
             else:
                 to = other_than(sp)
@@ -491,18 +783,118 @@ def make_pair(index: int, rng: random.Random, pair_id: str, seed: int = 0) -> li
         else:  # pragma: no cover
             raise AssertionError(item)
         turns.append(make_turn(tid, sp, label, text, gap=g, **kw))
+        spoken.add(sp)
         prev = sp
+    for h in humans:  # still silent: take over a silence turn of someone who speaks more than once
+        if h in spoken:
+            continue
+        counts = {x: sum(t["speaker"] == x for t in turns) for x in humans}
+        for i in range(len(turns) - 1, 0, -1):
+            t = turns[i]
+            if t["label"] in ("N1", "N3") and counts[t["speaker"]] > 1:
+                turns[i] = {**t, "speaker": h}
+                spoken.add(h)
+                break
 
-    attributes = {"setting": task.setting, "activity": task.activity, "relationship": relationship,
-                  "device": device, "register": register, "task": family}
+    attributes = {**attrs, "task": family}
     out = []
-    for condition in ("explicit", "implicit"):
+    for condition, text in (("explicit", explicit), ("implicit", implicit)):
         ts = [dict(t) for t in turns]
         t = ts[t_index]
-        text = fill(task.explicit if condition == "explicit" else task.implicit, {"A": A})
-        new = make_turn(t["id"], t["speaker"], "T", text, gap=t.get("gap"),
-                        addressee=A if condition == "explicit" else None, gold_answer=task.gold)
-        ts[t_index] = new
+        ts[t_index] = make_turn(t["id"], t["speaker"], "T", text, gap=t.get("gap"),
+                                addressee=A if condition == "explicit" else None, gold_answer=task.gold)
         out.append(make_scene(f"{pair_id}-{condition}", KIND, [NARRATOR, *humans], ts, assistant_name=A, duty=duty,
                               condition=condition, pair_id=pair_id, attributes=attributes))
     return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Manifest extras (counts per attribute value, N4 share)
+
+
+def manifest_counts(scenes: list[dict]) -> dict:
+    """Counts the MPE manifest adds: per attribute value (over pairs), N4 share, silence kinds."""
+    from ._common import flow_map
+
+    pairs = {}
+    for d in scenes:
+        pairs.setdefault(d.get("pair_id", d["id"]), d)
+    attrs: dict = {}
+    for d in pairs.values():
+        for k, v in (d.get("attributes") or {}).items():
+            attrs.setdefault(k, {})
+            attrs[k][v] = attrs[k].get(v, 0) + 1
+    n4 = sum(1 for d in scenes if any(t["label"] == "N4Q" for t in d["turns"]))
+    humans = {}
+    for d in pairs.values():
+        k = len([s for s in d["speakers"] if s != NARRATOR])
+        humans[k] = humans.get(k, 0) + 1
+    n2 = {"device": 0, "person": 0}
+    for d in scenes:
+        names = set(d["speakers"])
+        for t in d["turns"]:
+            if t["label"] == "N2":
+                n2["person" if t.get("addressee") in names else "device"] += 1
+    return {
+        "n4_share": round(n4 / len(scenes), 4) if scenes else 0.0,
+        "humans": flow_map(dict(sorted(humans.items()))),
+        "n2_addressees": flow_map(n2),
+        "attributes": {k: flow_map(dict(sorted(v.items(), key=lambda kv: (-kv[1], str(kv[0]))))) for k, v in sorted(attrs.items())},
+    }
+
+
+def manifest(set_name: str, scenes: list[dict], splits: dict[str, str], n: int, seed: int, generator: dict,
+             regenerate: str, description: str) -> dict:
+    """An MPE set's manifest: the layout of every generated set's (set, kind, description,
+    generator, regenerate, counts, scenes) with MPE's counts added: per attribute value (over
+    pairs), N4 share, humans per scene, N2 addressee kinds."""
+    from ..schema import LABELS
+    from ._common import flow_map
+
+    labels = {lab: 0 for lab in LABELS}
+    silence = 0
+    for d in scenes:
+        for t in d["turns"]:
+            labels[t["label"]] += 1
+            silence += t["label"] in ("N1", "N2", "N3")
+    n4 = sum(1 for d in scenes if any(t["label"] == "N4Q" for t in d["turns"]))
+    counts = {"scenes": len(scenes), "pairs": n, "n4_scenes": n4, "silence_windows": silence,
+              "splits": flow_map({s: sum(1 for v in splits.values() if v == s) for s in ("train", "val", "test")}),
+              "turns": flow_map({k: v for k, v in labels.items() if v}), **manifest_counts(scenes)}
+    return {"set": set_name, "kind": KIND, "description": description, "generator": flow_map(generator),
+            "regenerate": regenerate, "counts": counts, "scenes": dict(splits)}
+
+
+def generate_files(n: int | None = None, seed: int = 0) -> tuple[dict[str, str], list[dict], dict[str, str]]:
+    """The template set ``mpe`` as files (scene YAML and the manifest with MPE's counts)."""
+    from . import _DESCRIPTIONS, DEFAULT_SEED, MANIFEST, generate_set
+    from ._common import dump_yaml
+
+    made = generate_set(KIND, n, seed)
+    regenerate = f"fdenv-scenes generate {KIND} --out scenes/" + (f" --n {made.n}" if made.n != DEFAULT_N else "") + (
+        f" --seed {seed}" if seed != DEFAULT_SEED else "")
+    man = manifest(KIND, made.scenes, made.splits, made.n, seed,
+                   {"name": __name__, "version": VERSION, "seed": seed, "n": made.n}, regenerate, _DESCRIPTIONS[KIND])
+    files = {k: v for k, v in made.files.items() if k != MANIFEST}
+    files[MANIFEST] = dump_yaml(man)
+    return files, made.scenes, made.splits
+
+
+def write_files(folder, files: dict[str, str], prefix: str) -> list[str]:
+    """Write ``files`` into ``folder``; scene files ``<prefix>-*.yaml`` not among them are removed
+    (returned). Unchanged files are not rewritten."""
+    from pathlib import Path
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    removed = []
+    for old in sorted(folder.glob(f"{prefix}-*.yaml")):
+        if old.name not in files:
+            old.unlink()
+            removed.append(old.name)
+    for fname, text in files.items():
+        path = folder / fname
+        data = text.encode("utf-8")
+        if not path.is_file() or path.read_bytes() != data:
+            path.write_bytes(data)
+    return removed
