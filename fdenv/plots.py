@@ -99,7 +99,7 @@ def metric_bars(summaries: list[dict], path: str | Path, profile: str = "paper")
     ``fdenv.report.run_summary``."""
     import matplotlib.pyplot as plt
 
-    from .report import HEADLINE
+    from .report import HEADLINE, MPE_HEADLINE, mpe_values
 
     panels: dict[tuple[str, str], list[tuple[str, dict]]] = {}
     for s in summaries:
@@ -108,7 +108,9 @@ def metric_bars(summaries: list[dict], path: str | Path, profile: str = "paper")
                 e = entry.get(profile, {}).get(key)
                 if e and e.get("value") is not None:
                     panels.setdefault((dim, label), []).append((s["agent"], e))
-        for key, label, e in (s.get("mpe") or {}).get("headline", []):
+        values = mpe_values(s)
+        for key, label in MPE_HEADLINE:
+            e = values.get(key)
             if e and e.get("value") is not None:
                 panels.setdefault(("multi-party", label), []).append((s["agent"], e))
     if not panels:

@@ -18,6 +18,21 @@ HEADLINE = {
 }
 
 
+# Multi-party capabilities (SPEC 7), explicit and implicit together; ``--mpe`` in fdenv-report
+# prints them per condition with the paired difference.
+MPE_HEADLINE = [("presence", "presence"), ("fresh_onset", "fresh onset"), ("accuracy", "accuracy"),
+                ("silence_preservation", "silence"), ("yield", "yield")]
+
+
+def mpe_values(summary: dict) -> dict[str, dict]:
+    """``{"<metric>": estimate, "<metric>.<condition>": estimate}`` of a run summary's MPE table."""
+    out = {}
+    for cond, rates in ((summary.get("mpe") or {}).get("conditions") or {}).items():
+        for key, e in rates.items():
+            out[key if cond == "all" else f"{key}.{cond}"] = e
+    return out
+
+
 def run_summary(folder: str | Path, n_resamples: int = 2000) -> dict:
     """Agent, scene set and the aggregate table of one run folder."""
     from .run import read_episodes
@@ -41,6 +56,8 @@ def run_summary(folder: str | Path, n_resamples: int = 2000) -> dict:
 
 
 def _cell(e: dict | None) -> str:
+    if e and e.get("reported") is False:  # MPE's yield: a rate only from 30 eligible events on
+        return f"- ({e.get('eligible', 0)} eligible < 30)"
     if not e or e.get("value") is None:
         return "-"
     v, lo, hi = e["value"], e.get("lo"), e.get("hi")
@@ -59,8 +76,9 @@ def format_runs(summaries: list[dict]) -> str:
             cells = [f"{label} {_cell(metrics.get(key))}" for key, label in HEADLINE.get(dim, [])]
             rows.append((name, dim, str(entry["n"]), "   ".join(cells)))
         if s.get("mpe"):
-            for key, label, e in s["mpe"].get("headline", []):
-                rows.append((name, f"mpe {label}", str(e.get("n", "")), _cell(e)))
+            both = s["mpe"]["conditions"].get("all", {})
+            cells = [f"{label} {_cell(both.get(key))}" for key, label in MPE_HEADLINE]
+            rows.append((name, "multi-party", str(s["mpe"]["n_episodes"]), "   ".join(cells)))
     widths = [max(len(r[i]) for r in rows) for i in range(3)]
     out = []
     for i, r in enumerate(rows):

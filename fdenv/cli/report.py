@@ -23,6 +23,8 @@ def main(argv=None) -> int:
     ap.add_argument("--timeline", help="a scene id: draw its episode (first run folder) ...")
     ap.add_argument("--png", type=Path, default=Path("timeline.png"), help="... into this PNG")
     ap.add_argument("--resamples", type=int, default=10000, help="bootstrap resamples (default 10,000)")
+    ap.add_argument("--mpe", action="store_true", help="also the multi-party table per run: explicit and "
+                    "implicit side by side, their paired difference and McNemar p")
     args = ap.parse_args(argv)
     bad = [str(r) for r in args.runs if not (r / "config.json").is_file()]
     if bad:
@@ -30,6 +32,12 @@ def main(argv=None) -> int:
         return 2
     summaries = [run_summary(r, n_resamples=args.resamples) for r in args.runs]
     print(format_runs(summaries))
+    if args.mpe:
+        from ..score.mpe import format_mpe
+
+        for s in summaries:
+            if s.get("mpe"):
+                print(f"\n{s['agent']} ({s['folder']})\n{format_mpe(s['mpe'])}")
     if args.bars:
         print(f"wrote {metric_bars(summaries, args.bars)}")
     if args.timeline:

@@ -108,8 +108,8 @@ def run_job(cfg) -> list[Path]:
 def objective_value(folders: list[Path], objective: dict) -> float:
     """A weighted sum of headline metrics over the job's runs, for sweepers that optimise
     (Optuna): ``{"turn_taking/tor": 1.0, "pause_handling/tor": -1.0, "mpe/silence_preservation": 1.0}``.
-    Names are ``<dimension>/<metric>`` of the paper profile, or ``mpe/<metric>``."""
-    from ..report import run_summary
+    Names are ``<dimension>/<metric>`` of the paper profile, or ``mpe/<metric>[.<condition>]``."""
+    from ..report import mpe_values, run_summary
 
     values: dict[str, float] = {}
     for folder in folders:
@@ -118,8 +118,8 @@ def objective_value(folders: list[Path], objective: dict) -> float:
             for metric, e in entry.get("paper", {}).items():
                 if isinstance(e, dict) and e.get("value") is not None:
                     values[f"{dim}/{metric}"] = e["value"]
-        for key, _, e in (s.get("mpe") or {}).get("headline", []):
-            if e and e.get("value") is not None:
+        for key, e in mpe_values(s).items():
+            if isinstance(e, dict) and e.get("value") is not None:
                 values[f"mpe/{key}"] = e["value"]
     missing = [name for name in objective if name not in values]
     if missing:
