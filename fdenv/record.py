@@ -82,6 +82,8 @@ class EpisodeRecord:
         """The assistant track as scoring sees it: 16 kHz, on the 16-bit grid of the saved FLAC,
         so that scoring a live record and re-scoring its saved copy see the same samples."""
         x = resample(self.assistant, self.sample_rate, SCORING_RATE)
+        if not x.any():
+            return x
         return _to_pcm16(x).astype(np.float32) / np.float32(32768.0)
 
     # ---- files -------------------------------------------------------------------------

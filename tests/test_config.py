@@ -92,3 +92,32 @@ def test_tune_cascade_with_optuna(tmp_path):
     assert r.stdout.count("objective ") == 2
     best = (tmp_path / "sweep" / "optimization_results.yaml").read_text()
     assert "best_params" in best and "agent.endpoint_silence_ms" in best
+
+
+def test_a_killed_run_resumes_with_every_episode_once(tmp_path):
+    """SIGKILL mid-run, restart with the same config: every episode exactly once."""
+    import json
+    import signal
+    import time
+
+    args = [sys.executable, "-m", "fdenv.cli.run", "agent=silent", "scene=turn_taking", "scene.split=all",
+            "scene.limit=25", "timelines=0", "progress=false", f"out={tmp_path}/runs", f"hydra.run.dir={tmp_path}/h"]
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    proc = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 120
+    log = None
+    while time.time() < deadline:
+        logs = list((tmp_path / "runs").glob("*/episodes.jsonl"))
+        if logs and len(logs[0].read_text().splitlines()) >= 3:
+            log = logs[0]
+            break
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert log is not None, "the run wrote nothing in 120 s"
+    done_before = len(log.read_text().splitlines())
+    assert done_before < 25, "the run finished before it could be killed"
+    r = subprocess.run(args, env=env, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    keys = [(x["scene_id"], x["seed"]) for x in map(json.loads, log.read_text().splitlines())]
+    assert len(keys) == 25 and len(set(keys)) == 25

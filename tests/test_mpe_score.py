@@ -361,7 +361,7 @@ def test_aggregate_reads_run_lines_and_report(tmp_path):
     s = run_summary(run, n_resamples=200)
     assert s["mpe"]["n_episodes"] == 12 and s["mpe"]["headline"]
     text = format_runs([s])
-    assert "mpe response presence (explicit)" in text and "mpe fresh-onset response rate (implicit)" in text
+    assert "multi-party" in text and "presence 1.00" in text and "fresh onset 1.00" in text
     assert M.mpe_summary(run, n_resamples=200).startswith("MPE: 12 episodes")
 
 
