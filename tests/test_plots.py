@@ -41,3 +41,14 @@ def test_metric_bars(tmp_path):
     folders = [run(a, scenes=[SC], out=tmp_path / "runs", progress=False) for a in (SilentAgent(), OracleAgent())]
     path = metric_bars([run_summary(f, n_resamples=200) for f in folders], tmp_path / "bars.png")
     assert path.stat().st_size > 5000
+
+
+def test_committed_readme_picture_is_there_and_not_blank():
+    from pathlib import Path
+
+    import matplotlib.image
+
+    path = Path(__file__).resolve().parent.parent / "docs" / "timeline.png"
+    img = matplotlib.image.imread(path)
+    assert img.shape[0] > 200 and img.shape[1] > 800
+    assert (img[..., :3] < 0.5).mean() > 0.01, "blank picture"
