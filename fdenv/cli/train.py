@@ -1,0 +1,94 @@
+"""``fdenv-train``: train a when-to-speak policy (behaviour cloning, then PPO), behind Hydra.
+
+    fdenv-train                                    # conf/train.yaml: 28 min on 2 workers
+    fdenv-train time_limit_min=5 ppo.lr=1e-4 rewards.pause=2
+    fdenv-train compare.enabled=true compare.report=docs/compare.md
+
+Writes ``policy.pt``, ``best.pt``, ``metrics.jsonl``, ``learning_curve.png`` and ``summary.json``
+into ``out`` (default: Hydra's output folder). Use the checkpoint with
+``fdenv-run agent=policy agent.checkpoint=<folder>/best.pt``.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from pathlib import Path
+
+from ..paths import CONF_DIR
+
+
+class ConfigError(ValueError):
+    pass
+
+
+def check_config(cfg: dict) -> None:
+    from ..train.envs import SETS
+    from ..train.rewards import TERMS
+
+    def need(cond, msg):
+        if not cond:
+            raise ConfigError(msg)
+
+    for s in cfg["env"]["sets"]:
+        need(s in SETS, f"env.sets: {s!r} is not a scene set; choose from {list(SETS)}")
+    need(cfg["env"]["split"] in ("train", "val", "test", "all"), f"env.split={cfg['env']['split']!r}: train|val|test|all")
+    need(cfg["env"]["content"] in ("gold", "fitting"), f"env.content={cfg['env']['content']!r}: gold|fitting")
+    for k in cfg["rewards"]:
+        need(k in TERMS, f"rewards.{k}: not a reward term; valid: {sorted(TERMS)}")
+    need(isinstance(cfg["workers"], int) and cfg["workers"] >= 1, f"workers={cfg['workers']!r}: a positive integer")
+    need(cfg["features"]["history"] >= 1, "features.history: at least 1 frame")
+    need(cfg["time_limit_min"] > 0, "time_limit_min: positive")
+    need(cfg.get("checkpoint", "best") in ("best", "last"), "checkpoint: best|last")
+
+
+def run_job(cfg: dict, out: Path) -> dict:
+    from ..train.ppo import train
+
+    check_config(cfg)
+    summary = train({k: v for k, v in cfg.items() if k not in ("out", "compare", "checkpoint", "install")}, out=out,
+                    log=lambda s: print(s, flush=True))
+    ckpt = out / ("best.pt" if cfg.get("checkpoint", "best") == "best" else "policy.pt")
+    if cfg.get("install"):
+        dest = Path(cfg["install"])
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(ckpt, dest)
+        print(f"installed {ckpt} -> {dest}")
+    comp = cfg.get("compare") or {}
+    if comp.get("enabled"):
+        from ..train.compare import compare
+
+        res = compare(ckpt, comp["baseline"], comp.get("baseline_kwargs") or {}, sets=comp["sets"], split=comp["split"],
+                      seeds=comp["seeds"], out=comp["out"])
+        print(res["markdown"])
+        (out / "compare.json").write_text(json.dumps(res, indent=1))
+        if comp.get("report"):
+            Path(comp["report"]).write_text(res["markdown"] + "\n")
+        summary["compare"] = {k: v.get("ok") for k, v in res["table"].items()}
+    return summary
+
+
+def main() -> None:
+    import hydra
+
+    @hydra.main(version_base="1.3", config_path=str(CONF_DIR), config_name="train")
+    def _main(cfg) -> None:
+        from hydra.core.hydra_config import HydraConfig
+        from omegaconf import OmegaConf
+
+        plain = OmegaConf.to_container(cfg, resolve=True)
+        out = Path(plain["out"]) if plain.get("out") else Path(HydraConfig.get().runtime.output_dir)
+        try:
+            summary = run_job(plain, out)
+        except ConfigError as e:
+            print(f"fdenv-train: {e}", file=sys.stderr)
+            sys.exit(2)
+        print(json.dumps(summary, indent=1))
+        print(f"checkpoints and learning curve in {out}")
+
+    _main()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,26 @@
+"""Training turn-taking policies against the benchmark (issue 7).
+
+- ``rewards``: dense, causal reward wrappers, one per behaviour, and ``TurnTakingReward`` (a
+  weighted sum);
+- ``actions``: ``TurnActions``, ``Discrete(3)`` = silent / backchannel / speak -> audio frames;
+- ``features``: ``LogMelFeatures``, log-mel frames (``torch.stft``) stacked over a history;
+- ``envs``: ``TurnTakingEnv`` (all of the above on the room; ``fdenv/WhenToSpeak-v0``);
+- ``teacher``: the oracle's decisions in that action space (behaviour-cloning targets);
+- ``policy``: a small GRU actor-critic; ``ppo``: behaviour cloning + PPO on async vector envs;
+- ``compare``: the learned policy against another agent on the scored test split.
+
+``fdenv-train`` (``fdenv.cli.train``) runs the whole recipe from ``conf/train.yaml``.
+"""
+
+from .actions import ACTION_NAMES, BACKCHANNEL, SILENT, SPEAK, TurnActions, TurnVoice
+from .envs import ENV_ID, TurnTakingEnv, make_vec, register
+from .features import LogMel, LogMelFeatures
+from .rewards import (DEFAULT_WEIGHTS, BackchannelReward, PauseReward, ResponseReward, SilenceReward, TalkCost,
+                      TurnTakingReward, YieldReward)
+from .teacher import OracleTeacher
+
+register()
+
+__all__ = ["ACTION_NAMES", "BACKCHANNEL", "SILENT", "SPEAK", "TurnActions", "TurnVoice", "ENV_ID", "TurnTakingEnv",
+           "make_vec", "register", "LogMel", "LogMelFeatures", "DEFAULT_WEIGHTS", "BackchannelReward", "PauseReward",
+           "ResponseReward", "SilenceReward", "TalkCost", "TurnTakingReward", "YieldReward", "OracleTeacher"]

@@ -1,0 +1,154 @@
+"""The training env: the room, turn-taking rewards, ``TurnActions`` and log-mel features as one
+``gymnasium.Env`` (registered as ``fdenv/WhenToSpeak-v0``).
+
+    env = gym.make("fdenv/WhenToSpeak-v0", scene_sets=["pause", "turn_taking"], split="train")
+    envs = gym.make_vec("fdenv/WhenToSpeak-v0", num_envs=4, vectorization_mode="async")
+
+It is one class rather than a stack of wrappers so that ``gymnasium.utils.env_checker.check_env``
+and ``gym.make`` treat it as a plain environment; ``env.inner`` is the stack
+(``LogMelFeatures(TurnActions(TurnTakingReward(RoomEnv)))``) and ``env.room`` the ``RoomEnv``.
+
+Info: ``reward_terms`` (each behaviour's term, unweighted), ``turn_action``, ``teacher`` (the
+oracle's decision for the next frame, ``OracleTeacher``, when ``teacher`` is on), the room's
+``labels`` (unless ``lean_info``), and at the final step ``episode``: ``{"return", "length",
+"kind", "terms": {name: sum}}`` (and the room's ``record`` unless ``lean_info``).
+"""
+
+from __future__ import annotations
+
+import gymnasium as gym
+
+from .actions import TurnActions
+from .features import LogMelFeatures
+from .rewards import TurnTakingReward
+from .teacher import OracleTeacher
+
+ENV_ID = "fdenv/WhenToSpeak-v0"
+SETS = ("pause", "backchannel", "turn_taking", "interruption", "mpe")
+
+
+def load_scenes(scene_sets, split: str = "train") -> list:
+    from ..scene import load_set
+
+    if isinstance(scene_sets, str):
+        scene_sets = [scene_sets]
+    out = []
+    for name in scene_sets:
+        if name not in SETS:
+            raise ValueError(f"scene set {name!r}: valid sets are {list(SETS)}")
+        out.extend(load_set(name, split))
+    if not out:
+        raise ValueError(f"no scenes in sets {list(scene_sets)}, split {split!r}")
+    return out
+
+
+class TurnTakingEnv(gym.Env):
+    """Room + ``TurnTakingReward`` + ``TurnActions`` + ``LogMelFeatures``.
+
+    Arguments: ``scene_sets`` (names of shipped sets, default all five) and ``split``, or
+    ``scenes`` (anything ``RoomEnv(scene=...)`` takes); ``room``, ``tts``, ``sample_rate``,
+    ``scheduler`` (as ``RoomEnv``); ``rewards`` (weights), ``reward_params`` (per-term parameters),
+    ``takeover_s``; ``content`` and ``backchannels`` (``TurnActions``); ``features`` (kwargs of
+    ``LogMelFeatures``: ``history``, ``n_mels``, ``sub_frames``, ...); ``teacher`` (``True``, a
+    dict of ``OracleTeacher`` kwargs, or ``False``); ``lean_info`` (drop labels and records from
+    infos: what vectorised training wants); ``balance``: how a reset without
+    ``options["scene"]`` picks the scene: ``"kind"`` (default: a scene kind uniformly, then one of
+    its scenes, so that 280 multi-party scenes do not drown 70 of each FDB kind) or ``"scene"``.
+    """
+
+    metadata = {"render_modes": [], "render_fps": 12.5}
+
+    def __init__(self, scene_sets=SETS, split: str = "train", scenes=None, room=None, tts: str = "espeak",
+                 sample_rate: int = 16000, scheduler: dict | None = None, rewards: dict | None = None,
+                 reward_params: dict | None = None, takeover_s: float = 0.72, content: str = "gold",
+                 backchannels=None, features: dict | None = None, teacher=True, lean_info: bool = False,
+                 balance: str = "kind", render_mode: str | None = None):
+        from ..sim.env import RoomEnv
+
+        if render_mode is not None:
+            raise ValueError(f"render_mode={render_mode!r}: no render modes (valid: None)")
+        self.render_mode = None
+        scene_list = scenes if scenes is not None else load_scenes(scene_sets, split)
+        self.room = RoomEnv(scene=scene_list, room=room, sample_rate=sample_rate, tts=tts, scheduler=scheduler)
+        if balance not in ("scene", "kind"):
+            raise ValueError(f"balance={balance!r}: 'scene' (every scene as likely) or 'kind' (every scene kind as likely)")
+        self.balance = balance
+        self._by_kind: dict[str, list[str]] = {}
+        for sc in self.room.scenes:
+            self._by_kind.setdefault(sc.kind, []).append(sc.id)
+        env = TurnTakingReward(self.room, weights=rewards, params=reward_params, takeover_s=takeover_s)
+        kwargs = {} if backchannels is None else {"backchannels": tuple(backchannels)}
+        self.actions = TurnActions(env, content=content, **kwargs)
+        self.inner = LogMelFeatures(self.actions, **dict(features or {}))
+        self.observation_space = self.inner.observation_space
+        self.action_space = self.inner.action_space
+        if teacher is True:
+            teacher = {}
+        self.teacher = OracleTeacher(**teacher) if isinstance(teacher, dict) else None
+        self.lean_info = bool(lean_info)
+        self._return, self._length, self._terms = 0.0, 0, {}
+
+    @property
+    def scene(self):
+        return self.room.scene
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        options = dict(options or {})
+        if options.get("scene") is None and self.balance == "kind" and len(self._by_kind) > 1:
+            kinds = sorted(self._by_kind)
+            ids = self._by_kind[kinds[int(self.np_random.integers(len(kinds)))]]
+            options["scene"] = ids[int(self.np_random.integers(len(ids)))]
+        obs, info = self.inner.reset(seed=seed, options=options)
+        self._return, self._length = 0.0, 0
+        self._terms = {}
+        if self.teacher is not None:
+            self.teacher.reset()
+        return obs, self._info(info)
+
+    def step(self, action):
+        obs, reward, terminated, truncated, info = self.inner.step(action)
+        self._return += float(reward)
+        self._length += 1
+        for k, v in info.get("reward_terms", {}).items():
+            self._terms[k] = self._terms.get(k, 0.0) + v
+        info = self._info(info)
+        if terminated or truncated:
+            info["episode"] = {"return": self._return, "length": self._length, "kind": self.room.scene.kind,
+                               "terms": dict(self._terms)}
+        return obs, float(reward), terminated, truncated, info
+
+    def _info(self, info: dict) -> dict:
+        labels = info.get("labels")
+        out = dict(info)
+        if self.teacher is not None and labels is not None:
+            voice = self.actions.voice
+            out["teacher"] = self.teacher(labels, voice.kind, voice.armed)
+        if self.lean_info:
+            out = {k: v for k, v in out.items() if k in ("reward_terms", "turn_action", "teacher")}
+        return out
+
+    def close(self):
+        self.inner.close()
+        super().close()
+
+
+def register() -> None:
+    if ENV_ID not in gym.registry:
+        gym.register(ENV_ID, entry_point="fdenv.train.envs:TurnTakingEnv")
+
+
+def make_env_fn(**kwargs):
+    """A picklable zero-argument constructor for ``gym.vector.AsyncVectorEnv``."""
+    from functools import partial
+
+    return partial(TurnTakingEnv, **kwargs)
+
+
+def make_vec(num_envs: int, context: str | None = None, **kwargs) -> gym.vector.VectorEnv:
+    """``num_envs`` training envs in worker processes (``AsyncVectorEnv``, same-step autoreset:
+    the observation after a final step is the next episode's first one)."""
+    from gymnasium.vector import AsyncVectorEnv, AutoresetMode
+
+    fns = [make_env_fn(**kwargs) for _ in range(num_envs)]
+    return AsyncVectorEnv(fns, context=context, autoreset_mode=AutoresetMode.SAME_STEP, shared_memory=True)

@@ -1,0 +1,209 @@
+"""TurnActions, log-mel features and the training env: API checks, vectorisation, semantics."""
+
+from __future__ import annotations
+
+import warnings
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env
+
+import fdenv.train  # noqa: F401  (registers fdenv/WhenToSpeak-v0)
+from fdenv.sim.env import RoomEnv
+from fdenv.train import ENV_ID, BACKCHANNEL, SILENT, SPEAK, LogMel, LogMelFeatures, TurnActions, TurnTakingEnv
+from fdenv.train.actions import OWN_DIM
+from fdenv.train.features import FeatureHistory
+from fdenv.train.teacher import OracleTeacher
+from tests.helpers import scene
+
+FINAL = scene([{"id": "t0", "speaker": "Ann", "label": "ctx", "text": "I am writing a card."},
+               {"id": "t1", "speaker": "Ann", "label": "final", "addressee": "Aria",
+                "text": "Aria, how do you spell library?", "gold_answer": "It is spelled L I B R A R Y."}],
+              kind="turn_taking")
+SMALL = {"scene_sets": ["turn_taking"], "split": "val", "features": {"history": 8, "n_mels": 16}}
+
+
+def test_turn_actions_with_features_passes_check_env():
+    env = TurnTakingEnv(**SMALL)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        check_env(env, skip_render_check=True)
+    assert env.action_space == gym.spaces.Discrete(3)
+    assert env.observation_space.shape == (8, 4 * 16 + OWN_DIM + 4)  # 2 context averages x 2 time constants
+
+
+def test_registered_id_passes_check_env_with_warnings_as_errors():
+    env = gym.make(ENV_ID, **SMALL)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        check_env(env.unwrapped)
+    env.close()
+
+
+def test_vectorises_async():
+    envs = gym.make_vec(ENV_ID, num_envs=2, vectorization_mode="async", **SMALL, lean_info=True)
+    try:
+        obs, info = envs.reset(seed=3)
+        assert obs.shape == (2, 8, 4 * 16 + OWN_DIM + 4) and obs.dtype == np.float32
+        assert set(np.asarray(info["teacher"]).tolist()) <= {0, 1, 2}
+        rewards = []
+        for k in range(40):
+            obs, r, term, trunc, info = envs.step(np.array([SPEAK, SILENT]))
+            rewards.append(r)
+        assert envs.observation_space.contains(obs)
+        assert np.isfinite(np.array(rewards)).all()
+    finally:
+        envs.close()
+
+
+def _wrapped(content="gold"):
+    return TurnActions(RoomEnv(scene=FINAL), content=content)
+
+
+def test_speak_plays_a_whole_utterance_and_silent_stops_it():
+    env = _wrapped()
+    obs, info = env.reset(seed=0)
+    assert set(obs) == {"audio", "own"} and obs["own"].tolist() == [0.0] * OWN_DIM
+    loud = []
+    _, _, _, _, info = env.step(SPEAK)
+    loud.append(info["turn_action"]["utterance"])
+    clip_frames = int(np.ceil(len(env.voice.renderer.clip(env.voice.text, env.voice.voice)) / 1280))
+    for _ in range(clip_frames + 5):  # "speak" while it plays goes on; it ends by itself
+        obs, _, _, _, info = env.step(SPEAK if env.voice.playing else SILENT)
+        loud.append(info["turn_action"]["utterance"])
+    played = env.env.unwrapped._assistant
+    active = [float(np.sqrt(np.mean(played[k * 1280:(k + 1) * 1280] ** 2))) > 10 ** (-45 / 20) for k in range(1, 60)]
+    assert sum(active) in (clip_frames - 1, clip_frames)  # the whole clip (the last frame may be quiet)
+    assert obs["own"].tolist() == [0.0] * OWN_DIM
+    # start again, then stop after 5 frames: the rest is silence at once
+    env.step(SPEAK)
+    for _ in range(4):
+        env.step(BACKCHANNEL)  # any non-silent action goes on
+    assert env.voice.kind == "utterance"
+    _, _, _, _, info = env.step(SILENT)
+    assert env.voice.kind is None and info["turn_action"]["utterance"] == 0
+    k = env.env.unwrapped._k
+    assert not env.env.unwrapped._assistant[k * 1280:(k + 1) * 1280].any()
+
+
+def test_backchannel_is_short_and_cycles_the_words():
+    env = _wrapped()
+    env.reset(seed=0)
+    frames = 0
+    env.step(BACKCHANNEL)
+    while env.voice.playing:
+        env.step(SPEAK)
+        frames += 1
+    assert 2 <= frames + 1 <= 12  # under 1 s: a backchannel
+    env.step(BACKCHANNEL)  # still holding: no new clip
+    assert env.voice.backchannels_said == 1 and not env.voice.playing
+    env.step(SILENT)
+    env.step(BACKCHANNEL)
+    assert env.voice.backchannels_said == 2
+
+
+def test_holding_speak_does_not_start_the_utterance_over():
+    env = _wrapped()
+    env.reset(seed=0)
+    obs, *_ = env.step(SPEAK)
+    assert obs["own"][4] == 1.0  # the decision holds
+    while env.voice.playing:
+        env.step(SPEAK)
+    for _ in range(10):
+        obs, *_ = env.step(SPEAK)
+    assert env.voice.utterances == 1 and not env.voice.playing
+    assert obs["own"].tolist() == [0.0, 0.0, 0.0, 0.0, 1.0]
+    env.step(SILENT)
+    env.step(SPEAK)
+    assert env.voice.utterances == 2
+
+
+def test_gold_content_follows_the_request():
+    env = _wrapped("gold")
+    env.reset(seed=0)
+    done = False
+    while not done and env.voice.text != "It is spelled L I B R A R Y.":
+        _, _, done, _, _ = env.step(SILENT)
+    assert env.voice.text == "It is spelled L I B R A R Y."
+    fitting = _wrapped("fitting")
+    fitting.reset(seed=0)
+    for _ in range(80):
+        fitting.step(SILENT)
+    assert fitting.voice.text == fitting.voice.fitting
+
+
+def test_bad_actions_are_rejected():
+    env = _wrapped()
+    env.reset(seed=0)
+    for bad in (3, -1, 1.5, np.zeros(1280, np.float32)):
+        with pytest.raises(ValueError, match="TurnActions"):
+            env.step(bad)
+
+
+def test_logmel_shapes_and_history_order():
+    lm = LogMel(16000, 1280, n_mels=16, sub_frames=4)
+    assert lm.n_fft == 512 and lm.hop == 256
+    tone = (0.1 * np.sin(2 * np.pi * 440 * np.arange(1280) / 16000)).astype(np.float32)
+    f = lm(tone)
+    assert f.shape == (64,) and f.dtype == np.float32
+    assert f.max() > lm(np.zeros(1280, np.float32)).max() + 1.0
+    lm24 = LogMel(24000, 1920, n_mels=16)
+    assert lm24(np.zeros(1920, np.float32)).shape == (64,)
+    hist = FeatureHistory(lm, history=3, own_dim=OWN_DIM, context=(1.0, 4.0))
+    a = hist.push(np.zeros((1, 1280), np.float32), np.ones(OWN_DIM, np.float32))
+    b = hist.push(tone[None], np.zeros(OWN_DIM, np.float32))
+    assert a.shape == (3, 64 + OWN_DIM + 4)
+    np.testing.assert_array_equal(b[1], a[2])  # oldest first: the new frame is last
+    np.testing.assert_allclose(b[2, :64], f)
+    # context: mic level rises with the tone, own speech decays after the frame that played
+    assert b[2, -4] > a[2, -4] == 0.0 and b[2, -4] > b[2, -3] > 0.0
+    assert 0.0 < b[2, -2] < a[2, -2] and b[2, -1] < a[2, -1]
+
+
+def test_features_on_raw_audio_env():
+    env = LogMelFeatures(RoomEnv(scene=FINAL), history=5, n_mels=8, context=())
+    obs, _ = env.reset(seed=0)
+    assert obs.shape == (5, 32) and env.observation_space.contains(obs)
+    for _ in range(30):
+        obs, *_ = env.step(np.zeros(1280, np.float32))
+        assert env.observation_space.contains(obs)
+
+
+def test_oracle_teacher_answers_after_the_delay_and_stops_for_an_interrupt():
+    t = OracleTeacher(response_delay_s=0.5)
+    turn = {"id": "t1", "speaker": "Ann", "label": "final", "addressee": "Aria"}
+    none = {"id": None, "speaker": None, "label": None, "addressee": None}
+
+    def lab(k, turn, expect, speaking=("Ann",)):
+        return {"t": k * 0.08, "frame": k, "speaking": speaking, "turn": turn, "trp": False, "expect": expect,
+                "assistant_active": False}
+
+    assert t(lab(0, turn, "may_backchannel"), None) == SILENT
+    decisions = [t(lab(k, none, "respond", ()), None) for k in range(1, 8)]
+    assert decisions.index(SPEAK) == 6  # over at 0.08 s: the answer plays from 0.64 s, the first frame >= 0.58 s
+    # not carried out (another policy acted): the target stays "speak"
+    assert t(lab(8, none, "respond", ()), None) == SPEAK
+    assert t(lab(9, none, "respond", ()), None, armed=False) == SILENT  # release before starting
+    assert t(lab(9, none, "respond", ()), None) == SPEAK
+    assert t(lab(9, none, "respond", ()), "utterance") == SPEAK
+    interrupt = {"id": "t2", "speaker": "Ann", "label": "interrupt", "addressee": None}
+    assert t(lab(10, interrupt, "yield"), "utterance") == SILENT
+
+
+def test_teacher_stops_utterances_it_did_not_start_and_may_answer_any_turn():
+    none = {"id": None, "speaker": None, "label": None, "addressee": None}
+    pause = {"id": "t1", "speaker": "Ann", "label": "pause", "addressee": None}
+
+    def lab(k, turn, expect, speaking=("Ann",)):
+        return {"t": k * 0.08, "frame": k, "speaking": speaking, "turn": turn, "trp": False, "expect": expect,
+                "assistant_active": False}
+
+    t = OracleTeacher(response_delay_s=0.5)
+    t(lab(0, pause, "may_backchannel"), None)
+    assert t(lab(1, pause, "may_backchannel", ()), "utterance") == SILENT  # another policy started it in a pause
+    plain = [OracleTeacher(response_delay_s=0.5, answer_all=a) for a in (False, True)]
+    for teacher in plain:
+        teacher(lab(0, pause, "may_backchannel"), None)
+    after = [[teacher(lab(k, none, "free", ()), None) for k in range(1, 10)] for teacher in plain]
+    assert SPEAK not in after[0] and SPEAK in after[1]
