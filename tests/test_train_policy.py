@@ -133,3 +133,13 @@ def test_train_config_loads_and_is_checked():
     bad = dict(cfg, env=dict(cfg["env"], sets=["pauses"]))
     with pytest.raises(ConfigError, match="pauses"):
         check_config(bad)
+
+
+def test_the_shipped_checkpoint_loads_with_the_default_features():
+    from fdenv_agents import make_agent
+
+    agent = make_agent("policy")  # conf/agent/policy.yaml: checkpoint null -> the shipped one
+    assert agent.config()["checkpoint"] == "shipped:turn_policy.pt"
+    agent.reset("", 16000, 1280)
+    out = agent.act(np.zeros((1, 1280), np.float32))
+    assert out.shape == (1280,) and out.dtype == np.float32
