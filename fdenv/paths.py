@@ -14,4 +14,4 @@ CONF_DIR = Path(os.environ.get("FDENV_CONF_DIR", REPO_DIR / "conf"))
 
 def cache_dir() -> Path:
     """Clip, transcript and verdict caches: ``$FDENV_CACHE_DIR``, else ``~/.cache/fdenv``."""
-    return Path(os.environ.get("FDENV_CACHE_DIR", Path.home() / ".cache" / "fdenv"))
+    return Path(os.environ.get("FDENV_CACHE_DIR") or Path.home() / ".cache" / "fdenv").expanduser()

@@ -64,7 +64,9 @@ _memory = _Memory(MEMORY_BYTES)
 
 
 def default_cache_dir() -> Path:
-    return Path(os.environ.get(ENV_VAR) or Path.home() / ".cache" / "fdenv").expanduser()
+    from ..paths import cache_dir  # the one definition of where fdenv caches live
+
+    return cache_dir()
 
 
 def clip_key(backend: str, version: str, voice: str, text: str, sample_rate: int, processing: str) -> str:

@@ -106,8 +106,9 @@ def load(model: str | os.PathLike | None = None):
 
 
 def cache_dir() -> Path:
-    root = os.environ.get("FDENV_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "fdenv")
-    return Path(root) / "asr"
+    from ..paths import cache_dir as root
+
+    return root() / "asr"
 
 
 def transcribe(audio16k, model: str | os.PathLike | None = None, offset: float = 0.0,

@@ -233,8 +233,9 @@ def parse_verdict(task: str, reply: str):
 
 
 def judge_cache_dir() -> Path:
-    root = os.environ.get("FDENV_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "fdenv")
-    return Path(root) / "judge"
+    from ..paths import cache_dir as root
+
+    return root() / "judge"
 
 
 class AnthropicJudge:
