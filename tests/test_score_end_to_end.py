@@ -25,21 +25,22 @@ def paper(env, agent):
     return rec, FDBScore(env, profiles=("paper",)).scorer.score(rec)["paper"]
 
 
-# Open problem, not hidden: at d = 0.3 the measured latency is sometimes 0.377 s (one 32 ms Silero
-# window plus 45 ms late), depending on what ran before in the same process; 0.6 and 1.2 hold.
-OPEN_03 = pytest.mark.xfail(strict=False, reason="open: order-dependent 77 ms late onset at d = 0.3")
+# Silero alone measured 0.377 s at d = 0.3 (this nasal onset falls badly on its 32 ms window grid)
+# and starts "Five" at the vowel; the paper profile's edges are the sound's (fdenv.score.vad).
+FRICATIVE = "Five minutes from now, from platform two."
 
 
-@pytest.mark.parametrize("d", [pytest.param(0.3, marks=OPEN_03), 0.6, 1.2])
-def test_turn_taking_latency_is_d(d):
+@pytest.mark.parametrize("answer", [ANSWER, FRICATIVE])
+@pytest.mark.parametrize("d", [0.3, 0.6, 1.2])
+def test_turn_taking_latency_is_d(d, answer):
     env = RoomEnv(scene=TT)
     e = [t for t in rollout(env, SilentAgent())[0].turns if t.label == "final"][0].end
-    rec, p = paper(env, ScriptedAgent([(e + d, ANSWER)]))
+    rec, p = paper(env, ScriptedAgent([(e + d, answer)]))
     assert [t for t in rec.turns if t.label == "final"][0].end == e
     assert p["to"] == 1 and p["latency_s"] == pytest.approx(d, abs=0.04)
 
 
-@pytest.mark.parametrize("d", [pytest.param(0.3, marks=OPEN_03), 0.6, 1.2])
+@pytest.mark.parametrize("d", [0.3, 0.6, 1.2])
 def test_interruption_response_latency_is_d(d):
     env = RoomEnv(scene=INT)
     e = [t for t in rollout(env, SilentAgent())[0].turns if t.label == "final"][0].end

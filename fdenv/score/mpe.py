@@ -35,9 +35,6 @@ Conventions (SPEC 7, made precise here):
 
 from __future__ import annotations
 
-import functools
-import hashlib
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Sequence
@@ -70,7 +67,6 @@ COUNT_KEYS = (
     "silence_preserved", "n4_events", "window_response", "yield_eligible", "yield_judged", "yielded",
     "fail_still_speaking", "fail_spoke_again",
 )
-PROBS_VERSION = 1
 
 # ============================================================================ rules
 
@@ -186,79 +182,6 @@ def scoring_audio(record, saved: bool | None = None) -> np.ndarray:
     return record.assistant_16k()
 
 
-def _probs_dir() -> Path:
-    from ..paths import cache_dir
-
-    return cache_dir() / "vad"
-
-
-def region_probs(audio: np.ndarray, cache: bool = True) -> list[tuple[int, int, list[float]]]:
-    """Silero's speech probability per 512-sample window of each non-silent region (fresh model
-    state per region), exactly as ``get_speech_timestamps`` computes them; cached on disk by the
-    region's samples."""
-    import torch
-
-    out = []
-    for a, b in vad.regions(audio):
-        x = np.ascontiguousarray(audio[a:b], dtype=np.float32)
-        key = hashlib.sha256(x.tobytes() + f"silero/{_silero_version()}/p{PROBS_VERSION}".encode()).hexdigest()
-        path = _probs_dir() / key[:2] / f"{key}.npy"
-        probs = None
-        if cache and path.is_file():
-            try:
-                probs = np.load(path).tolist()
-            except (OSError, ValueError):
-                probs = None
-        if probs is None:
-            model = vad.load_model()
-            t = torch.from_numpy(x)
-            probs = []
-            with vad._lock:
-                model.reset_states()
-                for i in range(0, len(t), 512):
-                    chunk = t[i:i + 512]
-                    if len(chunk) < 512:
-                        chunk = torch.nn.functional.pad(chunk, (0, 512 - len(chunk)))
-                    probs.append(model(chunk, RATE).item())
-            if cache:
-                path.parent.mkdir(parents=True, exist_ok=True)
-                tmp = path.with_suffix(f".{os.getpid()}.tmp.npy")
-                np.save(tmp, np.asarray(probs, dtype=np.float64))
-                os.replace(tmp, path)
-        out.append((a, b, probs))
-    return out
-
-
-@functools.lru_cache(maxsize=1)
-def _silero_version() -> str:
-    try:
-        import importlib.metadata
-
-        return importlib.metadata.version("silero-vad")
-    except Exception:  # pragma: no cover
-        return "?"
-
-
-def segments_from_probs(probs: list[tuple[int, int, list[float]]], min_speech_ms: int) -> list[Segment]:
-    """``vad.segments(audio, "paper", min_speech_ms)`` from precomputed region probabilities."""
-    from silero_vad.utils_vad import get_speech_timestamps_from_probs
-
-    if min_speech_ms < 0:
-        raise ValueError(f"min_speech_ms must be >= 0, got {min_speech_ms}")
-    out: list[Segment] = []
-    for a, b, p in probs:
-        ts = get_speech_timestamps_from_probs(
-            p, sampling_rate=RATE, threshold=vad.THRESHOLD, min_speech_duration_ms=int(min_speech_ms),
-            min_silence_duration_ms=vad.MIN_SILENCE_MS, speech_pad_ms=vad.SPEECH_PAD_MS, audio_length_samples=b - a,
-        )
-        for t in ts:
-            start = (a + int(t["start"])) / RATE + vad.PAD_S
-            end = (a + int(t["end"])) / RATE - vad.PAD_S
-            if end > start:
-                out.append((start, end))
-    return out
-
-
 # ============================================================================ scorer
 
 
@@ -314,12 +237,12 @@ class MPEScorer:
         if not _is_mpe(record.scene):
             return {v: None for v in values}
         audio = scoring_audio(record, saved)
-        probs = region_probs(audio, cache=self.cache)
+        probs = vad.region_probs(audio, cache=self.cache)
         regions = [(a, b) for a, b, _ in probs]
         words_memo: dict = {}
         out = {}
         for v in values:
-            segs = segments_from_probs(probs, v)
+            segs = vad.segments_from_probs(audio, probs, v)
             out[v] = self._measure(record, audio, segs, regions, words_memo, v)
         return out
 
