@@ -31,8 +31,9 @@ def _ramp(d, r):
 
 def babble(seconds: float, seed: int = 0, level: float = 0.3) -> np.ndarray:
     """Speech-like audio: voiced syllables (random pitch contour and three formants) with
-    consonant-like noise bursts, starting abruptly with a voiced syllable. Silero finds its onset
-    within ~5 ms and its end within ~150 ms, and keeps long stretches as one segment."""
+    consonant-like noise bursts, starting abruptly with a voiced syllable. The paper profile finds
+    its onset within ~10 ms (the first syllable fades in) and its end within ~5 ms, and keeps long
+    stretches as one segment."""
     rng = np.random.default_rng(seed)
     n = int(round(seconds * SR))
     out = np.zeros(n)

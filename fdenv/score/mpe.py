@@ -4,7 +4,7 @@ aggregation to rates (``aggregate_mpe``) and MPE's per-run table (``format_mpe``
 Layers:
 
 1. Pure rules on segments ``[(start_s, end_s)]`` (the ``paper`` profile's Silero segments of the
-   assistant track, pad removed) and played turns: ``request_measures``, ``answer_span``,
+   assistant track, edges at the sound's edges) and played turns: ``request_measures``, ``answer_span``,
    ``silence_windows``, ``window_verdict``, ``n4_measures``. Hand-built cases test these directly.
 2. ``MPEScorer``: segments, words (Whisper, only where a rule needs them) and judge verdicts for
    one record; ``score`` gives the counts, ``score_many`` the counts at several ``min_speech_ms``
