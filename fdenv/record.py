@@ -80,11 +80,27 @@ class EpisodeRecord:
 
     def assistant_16k(self) -> np.ndarray:
         """The assistant track as scoring sees it: 16 kHz, on the 16-bit grid of the saved FLAC,
-        so that scoring a live record and re-scoring its saved copy see the same samples."""
-        x = resample(self.assistant, self.sample_rate, SCORING_RATE)
-        if not x.any():
-            return x
-        return _to_pcm16(x).astype(np.float32) / np.float32(32768.0)
+        so that scoring a live record and re-scoring its saved copy see the same samples.
+        Computed once per record (read-only; records do not change after their episode)."""
+        return self._scoring_track()[0]
+
+    @property
+    def assistant_silent(self) -> bool:
+        """The agent never made a sound: scoring has nothing to find (and skips its models)."""
+        return self._scoring_track()[1]
+
+    def _scoring_track(self) -> tuple[np.ndarray, bool]:
+        memo = self.__dict__.get("_scoring_memo")
+        if memo is None or memo[0] is not self.assistant:  # a replaced track is computed anew
+            x = resample(self.assistant, self.sample_rate, SCORING_RATE)
+            silent = not x.any()
+            if not silent:
+                x = _to_pcm16(x).astype(np.float32) / np.float32(32768.0)
+            x = x.view()  # a read-only view: callers share it, and the track itself stays writable
+            x.flags.writeable = False
+            memo = (self.assistant, x, silent)
+            self.__dict__["_scoring_memo"] = memo
+        return memo[1], memo[2]
 
     # ---- files -------------------------------------------------------------------------
     def meta(self) -> dict:

@@ -36,6 +36,7 @@ Conventions of the ``paper`` profile (SPEC 6.1-6.4), made precise here:
 from __future__ import annotations
 
 import json
+import functools
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -189,14 +190,18 @@ def response_span(segments: Sequence[Segment], first: Segment, gap_s: float = RE
 
 def kernel_histogram(centres: Sequence[float], t0: float, n_bins: int, sigma: float = KERNEL_SIGMA_S) -> np.ndarray:
     """Sum of Gaussians (sigma) at ``centres``, integrated over ``n_bins`` bins of 200 ms from ``t0``."""
+    return _kernel_histogram(tuple(float(c) for c in centres), float(t0), int(n_bins), float(sigma)).copy()
+
+
+@functools.lru_cache(maxsize=4096)  # a scene's Q is asked for on every episode of it
+def _kernel_histogram(centres: tuple, t0: float, n_bins: int, sigma: float) -> np.ndarray:
     from scipy.special import ndtr
 
     edges = t0 + BIN_S * np.arange(n_bins + 1)
-    h = np.zeros(n_bins)
-    for c in centres:
-        cdf = ndtr((edges - c) / sigma)
-        h += np.diff(cdf)
-    return h
+    c = np.asarray(centres, dtype=float).reshape(-1, 1)
+    if c.size == 0:
+        return np.zeros(n_bins)
+    return np.diff(ndtr((edges - c) / sigma), axis=1).sum(axis=0)
 
 
 def stretch(dist: np.ndarray, n: int) -> np.ndarray:
@@ -401,6 +406,7 @@ class FDBScorer:
     judge: object = "offline"
     min_speech_ms: int = 250
     last_details: dict = field(default_factory=dict, repr=False)
+    _silent: bool = field(default=False, init=False, repr=False)  # set while score() runs
 
     def __post_init__(self):
         from .judge import make_judge
@@ -430,7 +436,7 @@ class FDBScorer:
     # ---- ASR ----------------------------------------------------------------------
     def words(self, audio16k: np.ndarray, offset: float = 0.0) -> list[Word]:
         x = np.asarray(audio16k, dtype=np.float32)
-        if x.size == 0 or not vad.regions(x):
+        if self._silent or x.size == 0 or not vad.regions(x):
             return []  # nothing above -60 dBFS: no words (saves the recogniser on silence)
         if callable(self.asr):
             return list(self.asr(x, offset))
@@ -467,15 +473,26 @@ class FDBScorer:
             return None
         audio = record.assistant_16k()
         gold = gold_turns(record, dim)
-        result = {"dimension": dim, "paper": None, "fdb_code": None}
-        if "paper" in self.profiles:
-            result["paper"] = _clean(self._paper(record, audio, dim, gold))
-        if "fdb_code" in self.profiles:
-            result["fdb_code"] = _clean(self._fdb_code(record, audio, dim, gold))
-        return result
+        # The common silent agent: no segments, no words, no model (Silero finds nothing in
+        # digital silence, so this is what the full path would give).
+        self._silent = record.assistant_silent
+        try:
+            result = {"dimension": dim, "paper": None, "fdb_code": None}
+            if "paper" in self.profiles:
+                result["paper"] = _clean(self._paper(record, audio, dim, gold))
+            if "fdb_code" in self.profiles:
+                result["fdb_code"] = _clean(self._fdb_code(record, audio, dim, gold))
+            return result
+        finally:
+            self._silent = False  # words() and friends stay general outside score()
+
+    def _segments(self, audio, profile: str) -> list:
+        if self._silent:
+            return []
+        return vad.segments(audio, profile, min_speech_ms=self.min_speech_ms)
 
     def _paper(self, record, audio, dim, gold) -> dict:
-        segs = vad.segments(audio, "paper", min_speech_ms=self.min_speech_ms)
+        segs = self._segments(audio, "paper")
         spans = [s for s in segs if s[1] - s[0] < BC_MAX_S]  # only short segments need words
         if dim == "interruption":
             s, f = gold["interrupt"].start, gold["interrupt"].end
@@ -512,7 +529,7 @@ class FDBScorer:
             words = self.interruption_words(audio, it.end)
             self.last_details["fdb_code"] = {"words": words}
             return fdb_code_interruption(words, it.end, self.judge, fin.text, it.text)
-        segs = vad.segments(audio, "fdb_code")
+        segs = self._segments(audio, "fdb_code")
         words = self.words(audio)
         self.last_details["fdb_code"] = {"segments": segs, "words": words}
         duration = len(audio) / RATE

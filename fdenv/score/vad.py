@@ -226,7 +226,7 @@ def region_probs(audio16k, cache: bool = True) -> list[tuple[int, int, list[floa
     audio = np.asarray(audio16k, dtype=np.float32)
     out = []
     for a, b in regions(audio):
-        x = np.ascontiguousarray(audio[a:b])
+        x = np.array(audio[a:b], dtype=np.float32)  # a writable copy: torch wants one
         key = hashlib.sha256(x.tobytes() + f"silero/{_silero_version()}/p{PROBS_VERSION}".encode()).hexdigest()
         path = _probs_dir() / key[:2] / f"{key}.npy"
         probs = None
