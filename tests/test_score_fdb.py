@@ -246,3 +246,20 @@ def test_trp_distribution_shape():
     d = fdb.trp_distribution([2.1], 5.0)
     assert len(d) == 26 and math.isclose(sum(d), 1.0)
     assert int(np.argmax(d)) == 11  # centred at 2.1 + 0.2 s, in the bin [2.2, 2.4)
+
+
+def test_explicit_distribution_lies_over_the_monologue_in_both_profiles():
+    # all mass in the monologue's first 200 ms; the monologue starts 5 s into the (cropped) track
+    dist = [1.0] + [0.0] * 9
+    gt = fdb.fdb_ground_truth(dist, (), (5.0, 7.0), 7.0)
+    assert len(gt) == 36 and sum(gt[:25]) == 0 and gt[25] == max(gt) > 0.9 and sum(gt) == pytest.approx(1.0)
+    on_time = fdb.fdb_code_jsd([(5.0, 5.1)], 7.0, gt)
+    late = fdb.fdb_code_jsd([(6.6, 6.7)], 7.0, gt)
+    assert on_time < late
+    # a monologue that is the whole track (FDB's own samples) keeps the file's distribution as is
+    assert fdb.fdb_ground_truth([0.2, 0.8], (), (0.0, 7.0), 7.0) == [0.2, 0.8]
+    assert fdb.fdb_ground_truth(None, (1.0,), (0.0, 3.0), 3.0) == fdb.trp_distribution((1.0,), 3.0)
+
+
+def test_fdb_code_jsd_without_backchannels_is_the_float_1():
+    assert fdb.fdb_code_jsd([], 10.0, [0.5, 0.5]) == 1.0 and isinstance(fdb.fdb_code_jsd([], 10.0, [1.0]), float)

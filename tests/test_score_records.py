@@ -78,6 +78,18 @@ def test_interruption_latencies_on_audio(d):
     assert p["stop_latency_s"] == pytest.approx(0.3, abs=0.15) and not p["did_not_stop"]
 
 
+def test_interruption_response_after_a_backchannel_gets_its_words_judged():
+    # "okay" (a backchannel) right after the interrupt, the real answer 1.5 s later: the judge
+    # must see the answer's words, not an empty response
+    (_, _, _), (_, s, f) = SCENES["interruption"][1]
+    words = [("okay", f + 0.05, f + 0.25)] + [(w, f + 2.0 + 0.3 * i, f + 2.25 + 0.3 * i)
+                                            for i, w in enumerate("sure dinner plans are at seven".split())]
+    res = scorer(words).score(record_for("interruption", [(3.5, s + 0.3 - 3.5), (f, 0.3), (f + 2.0, 2.0)]))
+    p = res["paper"]
+    assert p["to"] == 1 and p["latency_s"] == pytest.approx(2.0, abs=0.04)
+    assert p["response_text"] == "sure dinner plans are at seven" and p["relevance"] == 5
+
+
 def test_backchannels_on_audio():
     t = SCENES["backchannel"][1][0]
     mid = (t[1] + t[2]) / 2  # the TRP
@@ -290,7 +302,9 @@ def test_export_then_score_equals_scoring_records(tmp_path):
     index = export_fdb(run, out, asr=ScriptedASR(words))
     assert set(index) == {"pause_handling", "backchannel", "smooth_turn_taking", "user_interruption"}
     gt = json.loads((out / "backchannel" / "gt_distribution.json").read_text())
-    assert gt["0"] == [1.0, 2.0, 1.0] and len(gt["1"]) == int(9.0 / 0.2) + 1
+    # the scene's distribution is over its monologue (1 s to 9 s): on FDB's grid of the cropped track
+    assert gt["0"] == fdb.fdb_ground_truth([1.0, 2.0, 1.0], (), (1.0, 9.0), 9.0) and len(gt["1"]) == int(9.0 / 0.2) + 1
+    assert sum(gt["0"][:5]) == 0 and gt["0"].index(max(gt["0"])) == 5 + 40 // 2
     direct = FDBScorer(profiles=("fdb_code",), asr=ScriptedASR(words))
     for task, entries in index.items():
         for sid, meta in entries.items():
@@ -350,7 +364,8 @@ def test_replay_import_round_trip(tmp_path):
     assert scene.turns[1].text == "wait, what about dinner plans" and scene.kind == "interruption"
 
     (s0, x0, g0), (s1, x1, g1) = by_task["backchannel"]
-    assert s0.kind == "backchannel" and s0.bc_distribution == (1.0, 2.0, 1.0) and g0["bc_distribution"] == [1.0, 2.0, 1.0]
+    placed = fdb.fdb_ground_truth([1.0, 2.0, 1.0], (), (1.0, 9.0), 9.0)  # over the whole FDB track now
+    assert s0.kind == "backchannel" and s0.bc_distribution == tuple(placed) and g0["bc_distribution"] == placed
     assert g0["turns"][0].label == "monologue" and g0["turns"][0].end == pytest.approx(9.0)
     assert len(s1.bc_distribution) == 46
     assert len(load_fdb_tasks(out / "backchannel")) == 2

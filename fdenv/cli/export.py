@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from ..score.asr import words_to_fdb
-from ..score.fdb import FDB_TASKS, FDBScorer, crop, dimension_of, gold_turns, trp_distribution
+from ..score.fdb import FDB_TASKS, FDBScorer, crop, dimension_of, fdb_ground_truth, gold_turns
 
 RATE = 16000
 
@@ -117,8 +117,7 @@ def export_fdb(source, out: str | Path, asr="tiny.en") -> dict:
             words = scorer.interruption_words(output, it.end)
         else:
             t = gold["monologue"]
-            dist = rec.scene.bc_distribution
-            distributions[sid] = list(dist) if dist is not None else trp_distribution(t.trps, end)
+            distributions[sid] = fdb_ground_truth(rec.scene.bc_distribution, t.trps, (t.start, t.end), end)
             words = scorer.words(output)
         (folder / "output.json").write_text(json.dumps(words_to_fdb(words), indent=1))
         index[task][sid] = {**meta, "scene_id": rec.scene.id}

@@ -325,7 +325,7 @@ def fdb_code_jsd(backchannels: Sequence[Segment], duration_s: float, gt: Sequenc
     from scipy.spatial.distance import jensenshannon
 
     if not backchannels or gt is None or len(gt) == 0:
-        return 1
+        return 1.0
     intervals = [0 for _ in range(int(duration_s / BIN_S) + 1)]
     for a, b in backchannels:
         for i in range(int(a / BIN_S), int(b / BIN_S) + 1):
@@ -335,6 +335,22 @@ def fdb_code_jsd(backchannels: Sequence[Segment], duration_s: float, gt: Sequenc
     hist = hist / np.sum(hist)
     q = stretch(np.asarray(gt, dtype=float), len(hist))
     return float(jensenshannon(hist, q))
+
+
+def fdb_ground_truth(distribution: Sequence[float] | None, trps: Sequence[float], window: tuple[float, float],
+                     duration_s: float) -> list[float]:
+    """The backchannel ground truth on FDB's grid (200 ms bins of ``[0, duration]``, the cropped
+    track): the scene's explicit distribution, which is over the monologue ``window``, placed on
+    the monologue's bins (zeros before it); else ``trp_distribution``."""
+    if distribution is None:
+        return trp_distribution(trps, duration_s)
+    first = int(window[0] / BIN_S)
+    if first <= 0:  # the monologue is the whole track (FDB's own samples): as given
+        return [float(v) for v in distribution]
+    n = int(duration_s / BIN_S) + 1
+    out = np.zeros(n)
+    out[first:] = stretch(np.asarray(distribution, dtype=float), n - first)
+    return list(out / out.sum())
 
 
 def trp_distribution(trps: Sequence[float], duration_s: float) -> list[float]:
@@ -496,9 +512,18 @@ class FDBScorer:
         spans = [s for s in segs if s[1] - s[0] < BC_MAX_S]  # only short segments need words
         if dim == "interruption":
             s, f = gold["interrupt"].start, gold["interrupt"].end
-            later = [g for g in segs if s < g[0] <= f + INTERRUPT_WINDOW_S]
-            if later:
-                spans = spans + response_span(segs, min(later))
+            # The response is the first non-backchannel segment after s: a short one needs its
+            # words to tell, then the whole response span needs words for the judge.
+            first, short_words = None, None
+            for g in sorted(g for g in segs if s < g[0] <= f + INTERRUPT_WINDOW_S):
+                if g[1] - g[0] < BC_MAX_S:
+                    short_words = self.words_for_spans(audio, spans) if short_words is None else short_words
+                    if is_backchannel(g, short_words):
+                        continue
+                first = g
+                break
+            if first is not None:
+                spans = spans + response_span(segs, first)
         words = self.words_for_spans(audio, spans)
         self.last_details["paper"] = {"segments": segs, "words": words}
         if dim == "pause_handling":
@@ -534,9 +559,7 @@ class FDBScorer:
         self.last_details["fdb_code"] = {"segments": segs, "words": words}
         duration = len(audio) / RATE
         t = gold["monologue"]
-        gt = record.scene.bc_distribution
-        if gt is None:
-            gt = trp_distribution(t.trps, duration)
+        gt = fdb_ground_truth(record.scene.bc_distribution, t.trps, (t.start, t.end), duration)
         return fdb_code_backchannel(segs, words, duration, gt)
 
     def interruption_words(self, audio: np.ndarray, f: float) -> list[Word]:
