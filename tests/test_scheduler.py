@@ -165,6 +165,32 @@ def test_episode_ends_only_after_every_scoring_window(sc, agent):
     assert rec.duration < latest + 2.0 + env._sched_cfg.max_response_s + 0.2
 
 
+LAST_REQUEST = scene([
+    {"speaker": "Ann", "text": "We bought four tickets at twelve each.", "label": "ctx"},
+    {"speaker": "Bob", "text": "Aria, how much did we spend?", "label": "T", "gold_answer": "48"},
+])
+
+
+@pytest.mark.parametrize("breath", [0.4, 0.9])
+def test_a_breath_inside_the_answer_does_not_end_the_episode(breath):
+    # The scene ends with T; the answer runs from e + 1 s to e + 12 s with a short breath at
+    # e + 6 s. The response ends after 1 s of inactivity (SPEC 3), so the episode keeps the
+    # whole answer and ends tail_s after it.
+    env = RoomEnv(scene=LAST_REQUEST)
+    e = turn_by_label(rollout(env, SilentAgent())[0], "T").end
+    rec, _ = rollout(env, ScriptedAgent([(e + 1.0, tone(5.0)), (e + 6.0 + breath, tone(6.0 - breath))]))
+    end_of_answer = idle_restart(e + 12.0) - 1.0  # the last loud frame + the 240 ms hold
+    assert rec.duration == pytest.approx(end_of_answer + 2.0, abs=N / SR)
+    assert np.abs(rec.assistant[int((e + 11.9) * SR):int((e + 12.0) * SR)]).max() > 0
+
+
+def test_a_pause_of_a_second_ends_the_response():
+    env = RoomEnv(scene=LAST_REQUEST)
+    e = turn_by_label(rollout(env, SilentAgent())[0], "T").end
+    rec, _ = rollout(env, ScriptedAgent([(e + 1.0, tone(5.0)), (e + 8.0, tone(5.0))]))
+    assert rec.duration == pytest.approx(idle_restart(e + 6.0) - 1.0 + 2.0, abs=N / SR)
+
+
 def test_frame_placement_of_actions_in_the_assistant_track():
     env = RoomEnv(scene=REQUEST)
     rng = np.random.default_rng(1)
@@ -181,3 +207,35 @@ def test_frame_placement_of_actions_in_the_assistant_track():
     for k, a in enumerate(actions):
         assert np.array_equal(track[(k + 1) * N:(k + 2) * N], a)
     assert len(track) == (len(actions) + 1) * N
+
+
+def test_interrupt_rule_reached_exactly_at_a_frame_end():
+    # 1.5 s of loud audio from e, where 1.5 s after e falls on a frame boundary: the interrupt
+    # starts at e + 1.5 s (not at the idle rule, 1.24 s later)
+    from fdenv.sim.detector import ActivityDetector
+    from fdenv.sim.scheduler import InterruptWatch
+
+    for e in (320, 100):  # (e + 24000) % 1280 == 0, and a control
+        w, det = InterruptWatch(e, N, 24000, 96000, 16000), ActivityDetector(N, SR)
+        x = np.zeros(N * 100, np.float32)
+        x[e:e + 24000] = 0.1
+        for j in range(100):
+            active = det.update(x[j * N:(j + 1) * N])
+            start = w.update(j, det.loud, active, bool(det.onsets) and det.onsets[-1] == j)
+            if start is not None:
+                break
+        assert start == e + 24000, e
+
+
+def test_silence_and_yield_windows_are_closed_at_their_end():
+    # an N1 window (to the turn's end + 1 s) and an N4R yield window that end exactly where a
+    # frame starts still label that frame
+    from fdenv.sim.labels import Labeler
+
+    sc = scene([{"speaker": "Ann", "text": "Hey Siri, set a timer.", "label": "N1"}])
+    lab = Labeler(sc, SR, N)
+    lab.add_turn(0, 0, 9600, [])  # window end 9600 + 16000 = 25600 = frame 20's start
+    assert [lab.frame(j, False, False)["expect"] for j in (19, 20, 21)] == ["silent", "silent", "free"]
+    lab = Labeler(N4, SR, N)
+    lab.add_turn(2, 960, 20000, [])  # yield to max(20000, 960 + 32000) + 8000 = 40960 = frame 32
+    assert [lab.frame(j, False, False)["expect"] for j in (31, 32, 33)] == ["yield", "yield", "free"]

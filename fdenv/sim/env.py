@@ -204,7 +204,7 @@ class RoomEnv(gym.Env):
         audio = resample(audio16k, 16000, sr)
         index = {t.id: i for i, t in enumerate(scene.turns)}
         self._played_turns, self._played_clips = list(gold["turns"]), list(gold["clips"])
-        ends = [len(audio)] + [window_end(t.label, int(t.start * sr), int(t.end * sr), sr) for t in self._played_turns]
+        ends = [len(audio)] + [window_end(t.label, int(round(t.start * sr)), int(round(t.end * sr)), sr) for t in self._played_turns]
         end = max(ends) + int(round(self._sched_cfg.tail_s * sr))
         self._sched = _FixedSchedule(math.ceil(end / N))
         self._cap = (self._sched.n_frames + 2) * N
@@ -311,6 +311,14 @@ class RoomEnv(gym.Env):
         lo = k * N
         if lo + 2 * N > self._cap:
             self._grow()
+        n = 0
+        if a.dtype != np.float32:  # check in the caller's precision: 1e39 is finite in float64
+            peak = max(a.max(), -a.min())
+            if not peak <= 1.0:
+                if not np.isfinite(a).all():
+                    raise ValueError("action: contains NaN or inf; expected finite samples in [-1, 1]")
+                n = int(np.count_nonzero(np.abs(a) > 1.0))
+                a = np.clip(a, -1.0, 1.0)
         frame = self._assistant[lo : lo + N]
         frame[:] = a
         peak = max(frame.max(), -frame.min())
@@ -319,10 +327,8 @@ class RoomEnv(gym.Env):
                 frame[:] = 0.0
                 raise ValueError("action: contains NaN or inf; expected finite samples in [-1, 1]")
             n = int(np.count_nonzero(np.abs(frame) > 1.0))
-            self._clipped += n
             np.clip(frame, -1.0, 1.0, out=frame)
-        else:
-            n = 0
+        self._clipped += n
         labels = self._advance(k, frame)
         self._k = k
         obs = self._mic[:, lo : lo + N].copy()

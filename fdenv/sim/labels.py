@@ -70,9 +70,10 @@ class Labeler:
 
     def frame(self, j: int, active: bool, onset: bool) -> dict:
         t0, t1 = j * self.F, (j + 1) * self.F
-        # Drop what can no longer matter (everything ends before this frame).
-        if self._live and self._live[0].extent <= t0:
-            self._live = [t for t in self._live if t.extent > t0]
+        # Drop what can no longer matter (everything ends before this frame; windows are closed,
+        # so one ending exactly at t0 still counts here).
+        if self._live and self._live[0].extent < t0:
+            self._live = [t for t in self._live if t.extent >= t0]
         if self._clips and self._clips[0][1] <= t0:
             self._clips = [c for c in self._clips if c[1] > t0]
         speaking = []

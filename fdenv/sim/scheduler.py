@@ -20,7 +20,6 @@ RESPONSE_LABELS = ("T", "final")
 
 @dataclass(frozen=True)
 class SchedulerConfig:
-    gap_default_s: float = 0.3  # only documents the scene default; turns carry their own gap
     response_idle_s: float = 1.0  # inactivity that ends an answer
     response_wait_s: float = 5.0  # no onset within this after T / final: humans go on
     max_response_s: float = 20.0
@@ -110,6 +109,7 @@ class InterruptWatch(_Watch):
     def __init__(self, e: int, frame: int, after: int, timeout: int, idle: int):
         self.e, self.frame, self.after, self.timeout, self.idle = e, frame, after, timeout, idle
         self.spoken = 0
+        self.reached: int | None = None  # when the cumulative loud time reached ``after``
         self.engaged = False
         self.off: int | None = None
 
@@ -120,9 +120,11 @@ class InterruptWatch(_Watch):
         lo = max(t0, self.e)
         candidates = []
         if loud:
-            if self.spoken + (t1 - lo) >= self.after:
-                candidates.append(lo + (self.after - self.spoken))
+            if self.reached is None and self.spoken + (t1 - lo) >= self.after:
+                self.reached = lo + (self.after - self.spoken)  # may be t1 itself: kept for the next frame
             self.spoken += t1 - lo
+        if self.reached is not None:
+            candidates.append(self.reached)
         if not self.engaged and active and (t0 <= self.e or onset):
             self.engaged = True
         if self.engaged:
@@ -165,7 +167,10 @@ class Scheduler:
         self._watch: ResponseWatch | InterruptWatch | None = None
         self.end_sample: int | None = None  # episode end (source axis), once decided
         self._windows_end = 0
-        self._last_onset: int | None = None
+        # The assistant's current response (for the episode end): it began at _response_start and
+        # is over once the detector has been inactive (since _off) for response_idle_s.
+        self._response_start: int | None = None
+        self._off: int | None = 0
         first = scene.turns[0]
         self._pending_start = self._s(max(0.0, first.gap_s))
 
@@ -214,9 +219,10 @@ class Scheduler:
 
     def advance(self, j: int, loud: bool, active: bool, onset: bool) -> None:
         """Decide everything that starts inside frame j, given the assistant's frame j."""
-        t1 = (j + 1) * self.F
-        if onset:
-            self._last_onset = j * self.F
+        t0, t1 = j * self.F, (j + 1) * self.F
+        if onset and (self._response_start is None or self._off is None or t0 - self._off >= self._s(self.cfg.response_idle_s)):
+            self._response_start = t0  # a new response; a shorter pause (a breath) continues the old one
+        self._off = None if active else (t0 if self._off is None else self._off)
         # Several turns can start in one frame (short clips, overlaps): loop until settled.
         while self._next < len(self.scene.turns):
             if self._pending_start is None and self._watch is not None:
@@ -241,12 +247,14 @@ class Scheduler:
         if windows_end >= t1:
             return
         ready = None
-        if not active:
-            ready = max(windows_end, t0)
-        elif self._last_onset is not None and self._last_onset + self._s(self.cfg.max_response_s) < t1:
-            ready = max(windows_end, self._last_onset + self._s(self.cfg.max_response_s))
-        if ready is not None:
-            self.end_sample = ready + self._s(self.cfg.tail_s)
+        cap = None if self._response_start is None else self._response_start + self._s(self.cfg.max_response_s)
+        if not active and (self._response_start is None or t1 - self._off >= self._s(self.cfg.response_idle_s)):
+            # never spoke, or the response is over: it ended when the detector went inactive
+            ready = max(windows_end, t0 if self._response_start is None else self._off)
+        elif cap is not None and cap < t1:
+            ready = max(windows_end, cap)
+        if ready is not None:  # (never before the frame at hand, whatever tail_s is)
+            self.end_sample = max(ready + self._s(self.cfg.tail_s), t1)
 
     @property
     def n_frames(self) -> int | None:
