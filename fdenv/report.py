@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from .score import stats
+
 # The headline metrics per dimension, in the paper profile (SPEC 6), and how to print them.
 HEADLINE = {
     "pause_handling": [("tor", "TOR")],
@@ -33,7 +35,7 @@ def mpe_values(summary: dict) -> dict[str, dict]:
     return out
 
 
-def run_summary(folder: str | Path, n_resamples: int = 2000) -> dict:
+def run_summary(folder: str | Path, n_resamples: int = stats.N_RESAMPLES) -> dict:
     """Agent, scene set and the aggregate table of one run folder."""
     from .run import read_episodes
     from .score import aggregate

@@ -59,8 +59,8 @@ class FDBScore(_ScoreOnFinalStep, gym.utils.RecordConstructorArgs):
     """Full-Duplex-Bench scores of each episode (SPEC 6, 9).
 
     Description:
-        At the final step, ``info["fdb"] = {"dimension": name, "paper": {...}, "fdb_code": {...}}``
-        with ``to``, ``latency_s``, ``stop_latency_s``, ``relevance``, ``freq_hz``, ``jsd`` per profile
+        At the final step, ``info["fdb"] = {"dimension": name, "scene_id": id, "paper": {...},
+        "fdb_code": {...}}`` with ``to``, ``latency_s``, ``stop_latency_s``, ``relevance``, ``freq_hz``, ``jsd`` per profile
         (``None`` where not applicable). ``info["fdb"]`` is ``None`` for scenes without an FDB
         dimension (MPE scenes). Nothing changes at other steps; rewards are untouched.
 

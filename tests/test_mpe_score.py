@@ -472,3 +472,46 @@ def test_sweep_reproduces_the_run_and_covers_five_values(tmp_path):
     # short bursts (0.15 s, 0.23 s) count as speech only below their length
     assert out["episodes"][0][0]["silence_preserved"] == out["episodes"][0][0]["silence_windows"]  # acknowledgements
     assert [len(e["details"]["silence"]) for e in out["episodes"][500]] == [3] * 4
+
+
+def _counts(cond, pair, eligible, yielded, seed=0):
+    return {"requests": 1, "presence": 1, "fresh_onset": 1, "answered": 1, "correct": 1, "silence_windows": 2,
+            "silence_judged": 2, "silence_preserved": 1, "n4_events": 1, "window_response": 1,
+            "yield_eligible": eligible, "yield_judged": eligible, "yielded": yielded,
+            "fail_still_speaking": eligible - yielded, "fail_spoke_again": 0, "condition": cond, "pair_id": pair,
+            "scene_id": f"{pair}-{cond}", "seed": seed, "t_position": 0.5}
+
+
+def test_yield_difference_is_not_reported_under_30_eligible_events():
+    items = [c for i in range(5) for c in (_counts("explicit", f"p{i}", 1, 1), _counts("implicit", f"p{i}", 1, i % 2))]
+    agg = M.aggregate_mpe(items, n_resamples=200)
+    assert agg["conditions"]["implicit"]["yield"]["value"] is None
+    d = agg["paired"]["yield"]["diff"]
+    assert d["value"] is None and d["reported"] is False
+    assert agg["paired"]["presence"]["diff"]["value"] == 0.0  # the others are still there
+    row = [line for line in M.format_mpe(agg).splitlines() if line.startswith("answering-window yield")]
+    assert row and row[0].rstrip().endswith("<30 eligible         -")
+    many = [c for i in range(30) for c in (_counts("explicit", f"p{i}", 1, 1), _counts("implicit", f"p{i}", 1, i % 2))]
+    assert M.aggregate_mpe(many, n_resamples=200)["paired"]["yield"]["diff"]["value"] == pytest.approx(-0.5)
+
+
+def test_mcnemar_without_matched_pairs_is_no_test():
+    assert stats.mcnemar_exact([], [])["p"] is None
+    items = [_counts("explicit", "p0", 1, 1), _counts("implicit", "p0", 1, 1, seed=1)]  # seeds differ
+    agg = M.aggregate_mpe(items, n_resamples=100)
+    assert agg["paired"]["presence"]["mcnemar"]["n_pairs"] == 0 and agg["paired"]["presence"]["mcnemar"]["p"] is None
+    M.format_mpe(agg)  # prints without a p value
+
+
+def test_an_answer_running_to_the_yield_deadline_is_still_speaking():
+    ack = lambda s: (s[1] - s[0]) < 1.0  # noqa: E731
+    q0, q, r, r_end = 16.0, 16.8, 19.8, 21.0
+    out = M.n4_measures([(17.0, 21.8)], q0, q, r, r_end, ack)  # ends exactly at r + 2
+    assert out["yielded"] is False and out["failure"] == "still_speaking"
+    out = M.n4_measures([(17.0, 20.5), (22.0, 23.0)], q0, q, r, r_end, ack)  # stopped, then spoke
+    assert out["yielded"] is False and out["failure"] == "spoke_again"
+
+
+def test_rank_correlation_of_empty_runs_is_none():
+    empty = M.aggregate_mpe([], n_resamples=10)
+    assert M.rank_correlation([empty, empty]) is None

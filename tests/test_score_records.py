@@ -231,7 +231,9 @@ def test_aggregate_table_from_results():
     assert tt["n"] == 4 and tt["n_scenes"] == 2
     assert tt["paper"]["tor"]["value"] == pytest.approx(0.75)
     assert tt["paper"]["latency_s"]["value"] == pytest.approx(0.7 / 3) and tt["paper"]["latency_s"]["n"] == 3
-    assert tt["paper"]["latency_median"] == pytest.approx(0.4)
+    med, p90 = tt["paper"]["latency_median"], tt["paper"]["latency_p90"]
+    assert med["value"] == pytest.approx(0.4) and p90["value"] == pytest.approx(np.percentile([-0.5, 0.4, 0.8], 90))
+    assert med["lo"] <= med["value"] <= med["hi"] and med["n_groups"] == 2
     assert tt["paper"]["overlapping"]["value"] == pytest.approx(1 / 3)
     assert "turn_taking" in format_table(table)
 
@@ -392,3 +394,27 @@ def test_import_without_transcription_uses_energy(tmp_path):
     t = gold["turns"][0]
     assert t.label == "final" and t.end == 2.5 and t.start == pytest.approx(0.5, abs=0.03)
     assert scene.turns[0].text == "(speech)" and len(x) == 6 * 16000
+
+
+def test_bootstrap_quantile_matches_numpy_on_every_resample():
+    from fdenv.score.stats import bootstrap_quantile, resample_counts
+
+    rng = np.random.default_rng(3)
+    vals = rng.normal(size=40)
+    groups = [i % 7 for i in range(40)]
+    for q in (0.5, 0.9):
+        est = bootstrap_quantile(vals, groups, q, n_resamples=300, seed=1)
+        # the same resamples, expanded by hand and given to numpy
+        gi = np.array(groups)
+        ref = [np.percentile(np.repeat(vals, c[gi].astype(int)), 100 * q)
+               for chunk in resample_counts(7, 300, 1) for c in chunk]
+        assert est.value == pytest.approx(np.percentile(vals, 100 * q))
+        assert (est.lo, est.hi) == pytest.approx(tuple(np.percentile(ref, [2.5, 97.5])))
+    assert bootstrap_quantile([None], None).value is None
+
+
+def test_info_results_of_one_scene_are_one_bootstrap_group():
+    recs = [record_for("turn_taking", [(3.4, 2.0)], seed=k, scene_id="same") for k in range(3)]
+    infos = [scorer().score(r) for r in recs]  # what FDBScore puts in info["fdb"]
+    assert all(i["scene_id"] == "same" for i in infos)
+    assert aggregate(infos, n_resamples=100)["dimensions"]["turn_taking"]["n_scenes"] == 1

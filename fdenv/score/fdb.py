@@ -493,7 +493,8 @@ class FDBScorer:
         # digital silence, so this is what the full path would give).
         self._silent = record.assistant_silent
         try:
-            result = {"dimension": dim, "paper": None, "fdb_code": None}
+            # scene_id: aggregating info["fdb"] dicts groups episodes by scene (SPEC 7's bootstrap)
+            result = {"dimension": dim, "scene_id": record.scene.id, "paper": None, "fdb_code": None}
             if "paper" in self.profiles:
                 result["paper"] = _clean(self._paper(record, audio, dim, gold))
             if "fdb_code" in self.profiles:

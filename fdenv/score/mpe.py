@@ -160,7 +160,9 @@ def n4_measures(segments: Sequence[Segment], q_start: float, q: float, r: float,
     w_end = max(r_end, deadline) + YIELD_TAIL_S
     preserved, _ = window_verdict(segments, deadline, w_end, is_ack)
     if preserved is False:
-        out["yielded"], out["failure"] = False, "spoke_again"
+        # a segment under way at r that ends exactly at the deadline never stopped: still speaking
+        through = any(covers(s, r) and s[1] >= deadline for s in segments)
+        out["yielded"], out["failure"] = False, "still_speaking" if through else "spoke_again"
     else:
         out["yielded"] = preserved
     return out
@@ -529,7 +531,7 @@ def aggregate_mpe(source, n_resamples: int = stats.N_RESAMPLES, seed: int = stat
         }
         out["positions"][cond] = _position_rates(sub, [gidx.get(id(d)) for d in sub], boot)
     if set(conds) == set(CONDITIONS):
-        out["paired"] = _paired(subsets["explicit"], subsets["implicit"], boot)
+        out["paired"] = _paired(subsets["explicit"], subsets["implicit"], boot, min_eligible)
     out["headline"] = _headline(out, conds or ["all"])
     return out
 
@@ -558,7 +560,7 @@ def _position_rates(items: list[dict], group_of: list, boot: dict) -> list[dict]
     return out
 
 
-def _paired(ex: list[dict], im: list[dict], boot: dict) -> dict:
+def _paired(ex: list[dict], im: list[dict], boot: dict, min_eligible: int = MIN_ELIGIBLE) -> dict:
     specs = CAPABILITIES + DIAGNOSTICS
     side = lambda items: {key: ([d.get(num, 0) for d in items], [d.get(den, 0) for d in items])  # noqa: E731
                           for key, _, num, den, _ in specs}
@@ -568,6 +570,11 @@ def _paired(ex: list[dict], im: list[dict], boot: dict) -> dict:
     for key, *_ in specs:
         e = diffs[key]
         out[key] = {"diff": {"value": e.value, "lo": e.lo, "hi": e.hi, "n": e.n_groups, "n_groups": e.n_groups}}
+    # the yield rate is only reported from min_eligible events on, so is its difference
+    eligible = min(sum(d.get("yield_eligible", 0) for d in side_) for side_ in (ex, im))
+    if eligible < min_eligible:
+        out["yield"]["diff"].update(value=None, lo=None, hi=None, reported=False,
+                                    note=f"{eligible} eligible events in a condition (< {min_eligible}): not reported")
     # exact McNemar on presence and fresh onset: pairs matched by (pair id, seed)
     key_of = lambda d: (d.get("pair_id"), d.get("seed"))  # noqa: E731
     im_by = {key_of(d): d for d in im if d.get("pair_id")}
@@ -621,7 +628,7 @@ def _fmt_diff(p: dict | None) -> str:
     s = f"{d['value']:+.3f}"
     if d.get("lo") is not None:
         s += f" [{d['lo']:+.3f}, {d['hi']:+.3f}]"
-    if "mcnemar" in p:
+    if "mcnemar" in p and p["mcnemar"]["p"] is not None:
         s += f" p={p['mcnemar']['p']:.3g}"
     return s
 
@@ -707,7 +714,7 @@ def rank_correlation(aggs: Sequence[dict], metric_a: str = "fresh_onset", metric
     for agg in aggs:
         for cond in conditions:
             c = agg["conditions"].get(cond)
-            if c is None:
+            if not c:  # a condition without episodes
                 continue
             xs.append(c[metric_a]["value"])
             ys.append(c[metric_b]["value"])

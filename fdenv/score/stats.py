@@ -145,6 +145,32 @@ def bootstrap_diff(values_a: Sequence[float | None], groups_a: Sequence[Hashable
     return Estimate(value, lo, hi, int(na.sum() + nb.sum()), len(common))
 
 
+def bootstrap_quantile(values: Sequence[float | None], groups: Sequence[Hashable] | None = None, q: float = 0.5,
+                       n_resamples: int = N_RESAMPLES, seed: int = SEED, level: float = LEVEL) -> Estimate:
+    """The ``q`` quantile of the values (numpy's linear interpolation; ``None`` left out) with a
+    group bootstrap interval: each resample's quantile is taken over the drawn groups' values."""
+    keep = [i for i, v in enumerate(values) if v is not None and np.isfinite(float(v))]
+    vals = np.array([float(values[i]) for i in keep])
+    idx, g = _group_index(None if groups is None else [groups[i] for i in keep], len(vals))
+    if vals.size == 0:
+        return Estimate(None, None, None, 0, g)
+    order = np.argsort(vals, kind="stable")
+    v, gi = vals[order], idx[order]
+    boots = []
+    rows = max(1, _CHUNK_CELLS // v.size)
+    for chunk in resample_counts(g, n_resamples, seed):
+        for counts in np.array_split(chunk, max(1, -(-len(chunk) // rows))):
+            cw = np.cumsum(counts[:, gi], axis=1)  # copies of the sorted values drawn, cumulated
+            total = cw[:, -1]
+            h = (total - 1) * q  # the linear-interpolation position in the expanded sample
+            r0 = np.floor(h)
+            i0 = (cw > r0[:, None]).argmax(axis=1)
+            i1 = np.where(r0 + 1 <= total - 1, (cw > (r0 + 1)[:, None]).argmax(axis=1), i0)
+            boots.append(v[i0] + (h - r0) * (v[i1] - v[i0]))
+    lo, hi = _interval(np.concatenate(boots), level)
+    return Estimate(float(np.percentile(vals, 100 * q)), lo, hi, int(vals.size), g)
+
+
 def quantiles(values: Sequence[float | None]) -> dict:
     """Point mean, median and p90 of the values that are not ``None``."""
     v = np.array([float(x) for x in values if x is not None], dtype=float)
@@ -281,7 +307,7 @@ def mcnemar_exact(a: Sequence[bool | int | None], b: Sequence[bool | int | None]
     """Exact McNemar test on paired binary outcomes ``a[i]``, ``b[i]`` (pairs with a ``None`` on
     either side are left out): scipy's two-sided binomial test of the discordant pairs against
     p = 0.5. ``b10`` = pairs with a = 1 and b = 0, ``b01`` the reverse; ``p`` is 1.0 when no pair
-    is discordant."""
+    is discordant, ``None`` when there is no pair at all."""
     from scipy.stats import binomtest
 
     if len(a) != len(b):
@@ -290,7 +316,10 @@ def mcnemar_exact(a: Sequence[bool | int | None], b: Sequence[bool | int | None]
     b10 = sum(1 for x, y in pairs if x == 1 and y == 0)
     b01 = sum(1 for x, y in pairs if x == 0 and y == 1)
     n_disc = b10 + b01
-    p = 1.0 if n_disc == 0 else float(binomtest(b10, n_disc, 0.5, alternative="two-sided").pvalue)
+    if not pairs:  # nothing matched (e.g. the conditions ran with different seeds): no test
+        p = None
+    else:
+        p = 1.0 if n_disc == 0 else float(binomtest(b10, n_disc, 0.5, alternative="two-sided").pvalue)
     return {"n_pairs": len(pairs), "b10": b10, "b01": b01, "discordant": n_disc, "p": p,
             "test": "exact McNemar (scipy.stats.binomtest on discordant pairs, two-sided)"}
 

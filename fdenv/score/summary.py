@@ -126,8 +126,8 @@ def _metrics(dim: str, prof: str, rs: list[tuple[object, dict]], boot: dict) -> 
     elif dim == "turn_taking":
         v, g = subset(lambda r: r.get("to") == 1, "latency_s")
         m["latency_s"] = _est(v, g, boot)
-        q = stats.quantiles(v)
-        m["latency_median"], m["latency_p90"] = q["median"], q["p90"]
+        m["latency_median"] = stats.bootstrap_quantile(v, g, 0.5, **boot).as_dict()
+        m["latency_p90"] = stats.bootstrap_quantile(v, g, 0.9, **boot).as_dict()
         if prof == "paper":
             m["overlapping"] = _est([1.0 if x < 0 else 0.0 for x in v], g, boot)
     elif dim == "interruption":
