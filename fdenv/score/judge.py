@@ -39,13 +39,14 @@ TASKS = ("relevance", "correctness", "acknowledgement")
 
 # ------------------------------------------------------------------------------ normalisation
 
+# Compared after normalisation, which removes apostrophes: "don't" is "dont" here.
 STOP_WORDS = frozenset(
     """a an the and or but if then so of to in on at by for with from as into onto about over under
     is are was were be been being am do does did doing have has had having will would shall should
     can could may might must i me my mine we us our ours you your yours he him his she her hers it its
     they them their theirs this that these those there here what which who whom whose when where why
     how not no yes just very really also too only well oh um uh hmm mm ah okay ok like up down out off
-    again than all any both each few more most other some such own same s t don't let lets let's""".split()
+    again than all any both each few more most other some such own same s t dont let lets""".split()
 )
 
 _UNITS = {
@@ -151,7 +152,9 @@ class OfflineJudge:
 
     name = "offline"
     model = None
-    prompt_version = None
+    # The version of its rules (normalisation, stop words): results and run folders name it, so a
+    # change of rules never mixes with earlier verdicts. 2: stop words compared after normalisation.
+    prompt_version = "rules-2"
 
     def __init__(self):
         self.asked = 0
