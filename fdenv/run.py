@@ -129,6 +129,26 @@ def episode_line(result: EpisodeResult, stem: str, seed: int) -> dict:
     return line
 
 
+def run_scoring(folder: str | os.PathLike) -> dict:
+    """The recogniser and judge a run folder was scored with, as specs that re-scoring accepts:
+    ``{"asr": "tiny.en" | None, "judge": "offline" | "anthropic:<model>" | None}`` (``None``:
+    not recorded, or a local model folder whose path the run does not keep)."""
+    try:
+        config = json.loads((Path(folder) / "config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {"asr": None, "judge": None}
+    from .score.asr import _NAMED
+
+    asr = judge = None
+    for entry in (config.get("scoring") or {}).values():
+        if not isinstance(entry, dict):
+            continue
+        name = str((entry.get("asr") or {}).get("model") or "").rsplit(":", 1)[0]
+        asr = asr or (name if name in _NAMED else None)
+        judge = judge or (entry.get("judge") or {}).get("name")
+    return {"asr": asr, "judge": judge}
+
+
 def read_episodes(folder: str | os.PathLike) -> list[dict]:
     """The finished episodes of a run folder. A torn last line (a run killed mid-write) is
     ignored, and the file is repaired so that appending goes on cleanly."""

@@ -39,6 +39,22 @@ def test_rescore_with_another_min_speech(folders, capsys):
     assert read_episodes(folder)[0] == original  # the original lines are kept
 
 
+def test_rescoring_uses_the_runs_own_recogniser_and_judge(folders, tmp_path, capsys):
+    from fdenv.run import run_scoring
+
+    assert run_scoring(folders[0]) == {"asr": "tiny.en", "judge": "offline"}
+    assert score.main([str(folders[0]), "--profiles", "paper"]) == 0
+    assert "asr=tiny.en judge=offline" in capsys.readouterr().err
+    # a run judged by Claude is re-scored by Claude unless told otherwise
+    other = tmp_path / "claude-run"
+    other.mkdir()
+    config = json.loads((folders[0] / "config.json").read_text())
+    config["scoring"]["FDBScore"]["judge"] = {"name": "anthropic:claude-x", "prompt_version": "v1"}
+    (other / "config.json").write_text(json.dumps(config))
+    assert run_scoring(other) == {"asr": "tiny.en", "judge": "anthropic:claude-x"}
+    assert run_scoring(tmp_path) == {"asr": None, "judge": None}  # no config: the defaults apply
+
+
 def test_report_table_bars_and_timeline(folders, tmp_path, capsys):
     args = [str(f) for f in folders] + ["--bars", str(tmp_path / "b.png"), "--timeline", "pause-cli",
                                         "--png", str(tmp_path / "t.png"), "--resamples", "200"]

@@ -53,12 +53,21 @@ def main(argv=None) -> int:
     ap.add_argument("run_dir", type=Path)
     ap.add_argument("--profiles", nargs="+", default=["paper", "fdb_code"], choices=["paper", "fdb_code"])
     ap.add_argument("--min-speech-ms", type=int, default=250)
-    ap.add_argument("--asr", default="tiny.en", help="a local CTranslate2 Whisper folder or an offline model name")
-    ap.add_argument("--judge", default="offline", help="offline | anthropic | anthropic:<model>")
+    ap.add_argument("--asr", default=None, help="a local CTranslate2 Whisper folder or an offline model name "
+                                                "(default: the run's own)")
+    ap.add_argument("--judge", default=None, help="offline | anthropic | anthropic:<model> (default: the run's own)")
     args = ap.parse_args(argv)
     if not (args.run_dir / "episodes.jsonl").is_file():
         print(f"fdenv-score: {args.run_dir}: not a run folder (no episodes.jsonl)", file=sys.stderr)
         return 2
+    from ..run import run_scoring
+
+    # Re-score with what the run used unless told otherwise: mixing recognisers or judges with the
+    # live numbers would change more than the option asked for.
+    used = run_scoring(args.run_dir)
+    args.asr = args.asr or used["asr"] or "tiny.en"
+    args.judge = args.judge or used["judge"] or "offline"
+    print(f"re-scoring with asr={args.asr} judge={args.judge}", file=sys.stderr)
     path, lines = rescore(args.run_dir, args.profiles, args.asr, args.judge, args.min_speech_ms)
     fdb = [ln for ln in lines if ln.get("fdb")]
     if fdb:

@@ -352,7 +352,7 @@ def spearman(x: Sequence[float | None], y: Sequence[float | None]) -> float | No
 SWEEP_MS = (0, 100, 200, 300, 500)
 
 
-def sweep_min_speech(source, values: Sequence[int] = SWEEP_MS, asr="tiny.en", judge="offline",
+def sweep_min_speech(source, values: Sequence[int] = SWEEP_MS, asr=None, judge=None,
                      n_resamples: int = N_RESAMPLES, seed: int = SEED, aggregate: bool = True) -> dict:
     """Re-score a saved MPE run at each ``min_speech_ms`` in ``values`` without simulating again.
 
@@ -360,7 +360,8 @@ def sweep_min_speech(source, values: Sequence[int] = SWEEP_MS, asr="tiny.en", ju
     ``EpisodeRecord``. Each record is read once; Silero's speech probabilities are computed once per
     non-silent region (and cached on disk), and only the thresholding runs per value, so the five
     values cost little more than one. Transcripts and verdicts come from the disk caches the
-    original scoring filled. Returns ``{"values": [...], "episodes": {ms: [info["mpe"], ...]},
+    original scoring filled. ``asr`` and ``judge`` default to the run folder's own
+    (``fdenv.run.run_scoring``), else ``"tiny.en"`` and ``"offline"``. Returns ``{"values": [...], "episodes": {ms: [info["mpe"], ...]},
     "summary": {ms: aggregate_mpe(...)}}`` (``summary`` only with ``aggregate``).
     """
     from pathlib import Path
@@ -377,10 +378,14 @@ def sweep_min_speech(source, values: Sequence[int] = SWEEP_MS, asr="tiny.en", ju
             raise FileNotFoundError(f"{folder}: no episodes.jsonl here (not a run folder)")
         records = (_load_assistant_only(folder / ln["record"]) for ln in lines if ln.get("kind", "mpe") == "mpe")
         from_files = True
+        from ..run import run_scoring
+
+        used = run_scoring(folder)
+        asr, judge = asr or used["asr"], judge or used["judge"]
     else:
         records = iter(source)
         from_files = None
-    scorer = MPEScorer(asr=asr, judge=judge)
+    scorer = MPEScorer(asr=asr or "tiny.en", judge=judge or "offline")
     per_value: dict[int, list[dict]] = {v: [] for v in values}
     for record in records:
         if record.scene.kind != "mpe":
