@@ -182,3 +182,9 @@ def test_model_without_temperature_is_asked_again_without_it(make):
     j, _ = make(server)
     assert j.relevance("a", "b") == 3
     assert server.requests[0]["temperature"] == 0 and "temperature" not in server.requests[1]
+    # the verdict had without a temperature is not served to a judge that asks with one
+    server2 = Server(reply('{"rating": 5}'))
+    j2, _ = make(server2)
+    assert j2.relevance("a", "b") == 5 and len(server2.requests) == 1
+    j3, _ = make(Server(), temperature=None)
+    assert j3.relevance("a", "b") == 3  # from the cache, under its own key

@@ -291,8 +291,9 @@ class AnthropicJudge:
 
     # machinery --------------------------------------------------------------------------
     def _key(self, task: str, fields: dict) -> str:
-        blob = json.dumps({"model": self.model, "prompt_version": self.prompt_version, "task": task, "inputs": fields},
-                          sort_keys=True, ensure_ascii=False)
+        # the temperature too: a model that refused one answers without it, and those verdicts differ
+        blob = json.dumps({"model": self.model, "prompt_version": self.prompt_version, "temperature": self.temperature,
+                           "task": task, "inputs": fields}, sort_keys=True, ensure_ascii=False)
         return hashlib.sha256(blob.encode()).hexdigest()
 
     def _ask(self, task: str, fields: dict):
@@ -318,10 +319,13 @@ class AnthropicJudge:
             return None
         self.answered += 1
         if self.cache:
+            key = self._key(task, fields)  # the temperature may have been dropped during the call
+            path = judge_cache_dir() / key[:2] / f"{key}.json"
             path.parent.mkdir(parents=True, exist_ok=True)
             tmp = path.with_suffix(f".{os.getpid()}.tmp")
-            tmp.write_text(json.dumps({"model": self.model, "prompt_version": self.prompt_version, "task": task,
-                                       "inputs": fields, "reply": reply, "verdict": verdict}))
+            tmp.write_text(json.dumps({"model": self.model, "prompt_version": self.prompt_version,
+                                       "temperature": self.temperature, "task": task, "inputs": fields,
+                                       "reply": reply, "verdict": verdict}))
             os.replace(tmp, path)
         return verdict
 
