@@ -45,6 +45,10 @@ def run_episode(env, agent, seed: int | None = None, scene=None) -> EpisodeResul
         labels = info["labels"]
         if terminated or truncated:
             break
+    if "record" not in info:  # truncated from outside: the scene did not finish
+        raise RuntimeError(f"the episode was truncated after {info['labels']['frame']} frames, before the env ended "
+                           "it (a max_episode_steps / TimeLimit?): fdenv episodes end by themselves after every "
+                           "scoring window; run them without a time limit")
     record = info["record"]
     record.privileged = privileged
     return EpisodeResult(record, info)
@@ -83,7 +87,7 @@ def run(agent, *, scene_set: str | None = None, scenes: Iterable | None = None, 
     folder = Path(out) / config_key(config)
     (folder / "episodes").mkdir(parents=True, exist_ok=True)
     (folder / "config.json").write_text(json.dumps(config, indent=1, sort_keys=True))
-    done = {(line["scene_id"], line["seed"]) for line in read_episodes(folder)}
+    done = {(line["scene_id"], line["seed"]) for line in read_episodes(folder, repair=True)}
     todo = [(sid, seed) for sid in scene_ids for seed in seeds if (sid, seed) not in done]
     bar = _progress(len(scene_ids) * len(seeds), len(done), f"{config['agent']['name']} {folder.name}", progress)
     with open(folder / EPISODES, "a", encoding="utf-8") as log:
@@ -149,9 +153,11 @@ def run_scoring(folder: str | os.PathLike) -> dict:
     return {"asr": asr, "judge": judge}
 
 
-def read_episodes(folder: str | os.PathLike) -> list[dict]:
-    """The finished episodes of a run folder. A torn last line (a run killed mid-write) is
-    ignored, and the file is repaired so that appending goes on cleanly."""
+def read_episodes(folder: str | os.PathLike, repair: bool = False) -> list[dict]:
+    """The finished episodes of a run folder. A torn last line (a run killed mid-write, or one
+    being written right now) is ignored. ``repair`` (the runner, before it appends): also cut that
+    tail from the file so that appending goes on cleanly. Readers never change the file: a report
+    taken while a run is writing must not cut the line it is in the middle of."""
     path = Path(folder) / EPISODES
     if not path.is_file():
         return []
@@ -166,7 +172,7 @@ def read_episodes(folder: str | os.PathLike) -> list[dict]:
                 raise ValueError(f"{path}: line {i + 1} is not JSON; fix or remove it (the other lines are intact)") from None
             break
         good += len(raw.encode("utf-8"))
-    if good != len(text.encode("utf-8")) or (text and not text.endswith("\n")):
+    if repair and (good != len(text.encode("utf-8")) or (text and not text.endswith("\n"))):
         with open(path, "r+b") as f:  # drop the torn tail, keep every complete line
             f.truncate(good)
             if good and not text.encode("utf-8")[:good].endswith(b"\n"):

@@ -1,15 +1,23 @@
 """Episode wrappers that score what the assistant did.
 
-``FDBScore`` puts SPEC 9's ``info["fdb"]`` on the final step (terminated or truncated) from the
-``EpisodeRecord`` that the env puts in ``info["record"]`` at that step. The wrappers use the env
+``FDBScore`` puts SPEC 9's ``info["fdb"]`` on the step that ends the episode, from the
+``EpisodeRecord`` that the env puts in ``info["record"]`` when it ends the episode itself (after
+every scoring window, SPEC 3). An episode cut short from outside (a ``TimeLimit``) has no record
+and incomplete windows: its score is ``None``, with a warning. The wrappers use the env
 only through the Gymnasium API, and record their constructor arguments like Gymnasium's own
 wrappers (``RecordConstructorArgs``), so ``gym.make`` specs and pickling keep them.
 
 Scoring wrappers share ``_ScoreOnFinalStep``; the multi-party wrapper (``MPEScore``) adds one
 more ``_score`` and ``info_key``.
+
+The training wrappers (reward wrappers such as ``TurnTakingReward`` and the discrete
+``TurnActions``) live in ``fdenv.train`` and are reachable here too, imported on first use so that
+scoring never pulls in torch.
 """
 
 from __future__ import annotations
+
+import warnings
 
 import gymnasium as gym
 
@@ -28,10 +36,18 @@ class _ScoreOnFinalStep(gym.Wrapper):
         if terminated or truncated:
             record = info.get("record")
             if record is None:
-                raise RuntimeError(
-                    f"{type(self).__name__}: the final step's info has no 'record'; the fdenv env puts the "
-                    "EpisodeRecord there when an episode ends (terminated or truncated)"
-                )
+                if terminated:
+                    raise RuntimeError(
+                        f"{type(self).__name__}: the final step's info has no 'record'; wrap an fdenv env "
+                        "(it puts the EpisodeRecord there when it ends an episode)"
+                    )
+                warnings.warn(
+                    f"{type(self).__name__}: the episode was truncated from outside (a time limit?) before the "
+                    f"env ended it, so its scoring windows are incomplete: info[{self.info_key!r}] is None. fdenv "
+                    "episodes end by themselves; drop max_episode_steps to score them.", stacklevel=2)
+                info = dict(info)
+                info[self.info_key] = None
+                return obs, reward, terminated, truncated, info
             info = dict(info)
             info[self.info_key] = self._score(record)
             info["segments"] = {**info.get("segments", {}), self.info_key: self._segments()}
@@ -126,3 +142,17 @@ def scoring_wrappers(scenes, profiles=PROFILES, asr="tiny.en", judge="offline", 
     if any(s.kind == "mpe" for s in scenes):
         wrappers.append(partial(MPEScore, asr=asr, judge=judge, min_speech_ms=min_speech_ms))
     return wrappers
+
+
+_TRAINING_WRAPPERS = {
+    "TurnActions": "actions", "PauseReward": "rewards", "BackchannelReward": "rewards", "ResponseReward": "rewards",
+    "YieldReward": "rewards", "SilenceReward": "rewards", "TalkCost": "rewards", "TurnTakingReward": "rewards",
+}
+
+
+def __getattr__(name: str):
+    if name in _TRAINING_WRAPPERS:
+        import importlib
+
+        return getattr(importlib.import_module(f"fdenv.train.{_TRAINING_WRAPPERS[name]}"), name)
+    raise AttributeError(f"module 'fdenv.wrappers' has no attribute {name!r}")

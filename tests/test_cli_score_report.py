@@ -55,6 +55,16 @@ def test_rescoring_uses_the_runs_own_recogniser_and_judge(folders, tmp_path, cap
     assert run_scoring(tmp_path) == {"asr": None, "judge": None}  # no config: the defaults apply
 
 
+def test_rescoring_an_mpe_run_prints_mpes_table(tmp_path, capsys):
+    from fdenv.scene import find_scene
+    from fdenv_agents import SilentAgent
+
+    folder = run(SilentAgent(), scenes=[find_scene("mpe-0001-explicit")], out=tmp_path, progress=False)
+    assert score.main([str(folder)]) == 0
+    out = capsys.readouterr().out
+    assert "response presence" in out and "silence preservation" in out
+
+
 def test_report_table_bars_and_timeline(folders, tmp_path, capsys):
     args = [str(f) for f in folders] + ["--bars", str(tmp_path / "b.png"), "--timeline", "pause-cli",
                                         "--png", str(tmp_path / "t.png"), "--resamples", "200"]

@@ -48,6 +48,15 @@ def test_splits(split):
         assert n < len(gym.make("fdenv/PauseHandling-v0").unwrapped.scenes)
 
 
+def test_room_env_without_a_scene_takes_the_first_turn_taking_scene_of_its_split():
+    from fdenv.scene import load_set
+
+    for split in ("train", "test"):
+        assert gym.make("fdenv/Room-v0", split=split).unwrapped.scenes == load_set("turn_taking", split)[:1]
+    with pytest.raises(ValueError, match="split 'bogus'"):
+        gym.make("fdenv/Room-v0", split="bogus")
+
+
 def test_async_vector_env_100_steps():
     envs = gym.make_vec("fdenv/TurnTaking-v0", num_envs=4, vectorization_mode="async")
     obs, info = envs.reset(seed=0)

@@ -38,8 +38,10 @@ def test_a_torn_last_line_is_dropped_and_the_run_goes_on(tmp_path):
     folder = run(SilentAgent(), scenes=[SC], seeds=[0], out=tmp_path, progress=False)
     with open(folder / "episodes.jsonl", "a") as f:
         f.write('{"scene_id": "run-test", "se')  # killed mid-write
+    torn = (folder / "episodes.jsonl").read_bytes()
     assert len(read_episodes(folder)) == 1
-    run(SilentAgent(), scenes=[SC], seeds=[0, 1], out=tmp_path, progress=False)
+    assert (folder / "episodes.jsonl").read_bytes() == torn  # readers (reports) never cut the file
+    run(SilentAgent(), scenes=[SC], seeds=[0, 1], out=tmp_path, progress=False)  # the runner repairs it
     assert [ln["seed"] for ln in read_episodes(folder)] == [0, 1]
 
 

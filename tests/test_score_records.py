@@ -182,6 +182,22 @@ def test_fdb_score_wrapper_needs_the_record():
         env.step(np.zeros(1280, np.float32))
 
 
+def test_an_episode_cut_by_a_time_limit_scores_none_with_a_warning():
+    from fdenv.run import run_episode
+    from fdenv.wrappers import FDBScore
+    from fdenv_agents import SilentAgent
+
+    env = FDBScore(gym.make("fdenv/TurnTaking-v0", max_episode_steps=5), asr=ScriptedASR())
+    env.reset(seed=0)
+    for _ in range(4):
+        *_, info = env.step(np.zeros(1280, np.float32))
+    with pytest.warns(UserWarning, match="truncated from outside"):
+        *_, term, trunc, info = env.step(np.zeros(1280, np.float32))
+    assert trunc and not term and info["fdb"] is None
+    with pytest.raises(RuntimeError, match="truncated after 5 frames.*without a time limit"):
+        run_episode(gym.make("fdenv/TurnTaking-v0", max_episode_steps=5), SilentAgent(), seed=0)
+
+
 def test_wrapper_pickles():
     from fdenv.wrappers import FDBScore
 

@@ -207,3 +207,13 @@ def test_teacher_stops_utterances_it_did_not_start_and_may_answer_any_turn():
         teacher(lab(0, pause, "may_backchannel"), None)
     after = [[teacher(lab(k, none, "free", ()), None) for k in range(1, 10)] for teacher in plain]
     assert SPEAK not in after[0] and SPEAK in after[1]
+
+
+def test_training_wrappers_are_reachable_from_fdenv_wrappers():
+    import fdenv.train as train
+    import fdenv.wrappers as wrappers
+
+    for name in ("TurnActions", "TurnTakingReward", "PauseReward", "TalkCost"):
+        assert getattr(wrappers, name) is getattr(train, name)
+    with pytest.raises(AttributeError):
+        wrappers.NoSuchWrapper

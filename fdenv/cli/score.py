@@ -47,7 +47,7 @@ def rescore(folder: Path, profiles, asr: str, judge: str, min_speech_ms: int) ->
 
 
 def main(argv=None) -> int:
-    from ..score import aggregate, format_table
+    from ..score import aggregate, aggregate_mpe, format_mpe, format_table
 
     ap = argparse.ArgumentParser(prog="fdenv-score", description=__doc__.split("\n")[0])
     ap.add_argument("run_dir", type=Path)
@@ -72,6 +72,9 @@ def main(argv=None) -> int:
     fdb = [ln for ln in lines if ln.get("fdb")]
     if fdb:
         print(format_table(aggregate(fdb, profiles=args.profiles)))
+    mpe = [ln["mpe"] for ln in lines if ln.get("mpe")]
+    if mpe:
+        print(format_mpe(aggregate_mpe(mpe)))
     print(f"wrote {path}")
     return 0
 

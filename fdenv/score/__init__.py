@@ -2,10 +2,14 @@
 
 Modules: ``vad`` (Silero segmentation), ``asr`` (faster-whisper words), ``judge`` (offline and
 Anthropic judges), ``fdb`` (Full-Duplex-Bench's four dimensions, ``paper`` and ``fdb_code``
-profiles), ``stats`` (bootstrap over scenes), ``summary`` (per-dimension tables).
+profiles), ``mpe`` (Duplex-MPE's measures), ``stats`` (bootstrap over scenes), ``summary``
+(per-dimension tables). Tables: ``aggregate`` / ``format_table`` for the FDB dimensions,
+``aggregate_mpe`` / ``format_mpe`` for the multi-party capabilities.
 """
 
 from .fdb import FDBScorer, score_fdb_sample, score_record
+from .mpe import MPEScorer, aggregate_mpe, format_mpe
 from .summary import aggregate, format_table
 
-__all__ = ["FDBScorer", "aggregate", "format_table", "score_fdb_sample", "score_record"]
+__all__ = ["FDBScorer", "MPEScorer", "aggregate", "aggregate_mpe", "format_mpe", "format_table", "score_fdb_sample",
+           "score_record"]

@@ -450,10 +450,10 @@ def _resolve_scenes(scene, scene_set, split) -> tuple[list[Scene], dict]:
         if not scenes:
             raise ValueError(f"scene_set={scene_set!r}, split={split!r}: no scenes")
         return scenes, {}
-    if scene is None:
+    if scene is None:  # the first shipped turn-taking scene of the split
         from ..scene import load_set
 
-        return load_set("turn_taking", "all")[:1], {}
+        return load_set("turn_taking", split)[:1], {}
     items = scene if isinstance(scene, (list, tuple)) else [scene]
     out, replays = [], {}
     for item in items:
