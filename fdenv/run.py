@@ -83,6 +83,7 @@ def run(agent, *, scene_set: str | None = None, scenes: Iterable | None = None, 
         "scenes": {"set": scene_set, "split": split, "ids": None if scene_set and not limit else scene_ids},
         "scoring": _scoring_config(env),
         "fdenv": __version__,
+        "versions": library_versions(),
     }
     folder = Path(out) / config_key(config)
     (folder / "episodes").mkdir(parents=True, exist_ok=True)
@@ -184,6 +185,23 @@ def read_episodes(folder: str | os.PathLike, repair: bool = False) -> list[dict]
 def load_records(folder: str | os.PathLike) -> list[EpisodeRecord]:
     folder = Path(folder)
     return [EpisodeRecord.load(folder / line["record"]) for line in read_episodes(folder)]
+
+
+# What the numbers depend on besides fdenv itself (SPEC 5.3: every result names its versions).
+LIBRARIES = ("silero-vad", "faster-whisper", "ctranslate2", "torch", "numpy", "scipy", "pyroomacoustics",
+             "espeakng-loader", "kokoro-onnx", "gymnasium", "anthropic")
+
+
+def library_versions() -> dict:
+    from importlib.metadata import PackageNotFoundError, version
+
+    out = {}
+    for name in LIBRARIES:
+        try:
+            out[name] = version(name)
+        except PackageNotFoundError:
+            out[name] = None
+    return out
 
 
 def config_key(config: dict) -> str:

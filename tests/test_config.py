@@ -27,6 +27,10 @@ def compose_with(*overrides):
 @pytest.mark.parametrize("group,option", [(g, o) for g in GROUPS for o in options(g)])
 def test_every_option_composes_and_checks(group, option):
     cfg = compose_with(f"{group}={option}")
+    if (group, option) == ("scene", "fdb"):  # needs a folder: says so
+        with pytest.raises(ConfigError, match="scene=fdb needs scene.path=PATH"):
+            check_config(cfg)
+        return
     check_config(cfg)
 
 
@@ -40,11 +44,35 @@ def test_every_option_composes_and_checks(group, option):
     ("tts.backend=festival", r"\['espeak', 'kokoro'\]"),
     ("room.rt60=9.0", "room: .*rt60"),
     ("room.mics=octagon", "room: .*mics"),
+    ("scoring.min_speech_ms=-3", "scoring.min_speech_ms=-3: expected a non-negative integer"),
+    ("scoring.asr=huge", "scoring.asr: ASR model 'huge' is neither"),
 ])
 def test_bad_values_name_the_field_and_the_choices(override, match):
     cfg = compose_with("room=office", override) if override.startswith("room.") else compose_with(override)
     with pytest.raises(ConfigError, match=match):
         check_config(cfg)
+
+
+def test_fdb_replay_needs_a_folder_and_no_room(tmp_path):
+    with pytest.raises(ConfigError, match="scene.path='/no/such/fdb/folder': no such folder"):
+        check_config(compose_with("scene=fdb", "scene.path=/no/such/fdb/folder"))
+    with pytest.raises(ConfigError, match="leave room anechoic"):
+        check_config(compose_with("scene=fdb", f"scene.path={tmp_path}", "room=office"))
+
+
+def test_replaying_an_fdb_export_from_the_cli(tmp_path):
+    from fdenv.cli.export import export_fdb
+    from fdenv.run import run
+    from fdenv.scene import load_set
+    from fdenv_agents import OracleAgent
+
+    export_fdb(run(OracleAgent(), scenes=load_set("turn_taking", "test")[:2], out=tmp_path / "runs", progress=False),
+               tmp_path / "fdb")
+    r = cli("scene=fdb", f"scene.path={tmp_path / 'fdb' / 'smooth_turn_taking'}", "agent=talker",
+            f"out={tmp_path}/replays", f"hydra.run.dir={tmp_path}/h")
+    assert r.returncode == 0, r.stderr[-2000:]
+    row = [line for line in r.stdout.splitlines() if line.startswith("talker") and "turn_taking" in line]
+    assert row and "  2  TOR 1.00" in row[0]
 
 
 def cli(*args, timeout=300):

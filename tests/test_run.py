@@ -108,3 +108,11 @@ def test_a_live_model_failure_is_noted_and_the_run_goes_on(tmp_path):
     assert failures == [{"scene_id": "run-test", "seed": 0, "error": "RemoteAgentError: server closed the connection"}]
     lines = read_episodes(folder)
     assert [ln["seed"] for ln in lines] == [1] and lines[0]["agent_stats"]["late_frames"] == 0
+
+
+def test_the_run_config_names_the_library_versions(tmp_path):
+    import json
+
+    folder = run(SilentAgent(), scenes=[SC], out=tmp_path, progress=False)
+    versions = json.loads((folder / "config.json").read_text())["versions"]
+    assert versions["silero-vad"] and versions["faster-whisper"] and versions["torch"].startswith("2.")

@@ -2,6 +2,7 @@
 
     fdenv-run agent=oracle scene=turn_taking scene.split=val room=office room.echo_gain=0.5
     fdenv-run -m agent=silent,talker,oracle          # the main job: a sweep, then one table
+    fdenv-run scene=fdb scene.path=FDB/smooth_turn_taking agent=cascade   # replay FDB's own data
 
 Every option is checked before any audio is rendered (``check_config``); a bad value stops with
 one message that lists the valid choices.
@@ -38,6 +39,13 @@ def check_config(cfg) -> None:
             bad("scene.sets", s, SETS)
     if cfg.scene.split not in SPLITS:
         bad("scene.split", cfg.scene.split, SPLITS)
+    if "path" in cfg.scene:  # scene=fdb: a Full-Duplex-Bench task folder, replayed
+        if cfg.scene.path is None:
+            raise ConfigError("scene=fdb needs scene.path=PATH: a downloaded Full-Duplex-Bench task folder")
+        if not Path(str(cfg.scene.path)).is_dir():
+            raise ConfigError(f"scene.path={cfg.scene.path!r}: no such folder (a Full-Duplex-Bench task folder)")
+        if _room(cfg) is not None:
+            raise ConfigError("scene=fdb replays recorded audio: leave room anechoic (no room=...)")
     if cfg.scene.limit is not None and (not isinstance(cfg.scene.limit, int) or cfg.scene.limit < 1):
         raise ConfigError(f"scene.limit={cfg.scene.limit!r}: expected a positive integer or null")
     if cfg.sample_rate not in SAMPLE_RATES:
@@ -47,6 +55,16 @@ def check_config(cfg) -> None:
     seeds = list(cfg.seeds)
     if not seeds or not all(isinstance(s, int) and s >= 0 for s in seeds):
         raise ConfigError(f"seeds={seeds!r}: expected a non-empty list of non-negative integers")
+    ms = cfg.scoring.get("min_speech_ms")
+    if not isinstance(ms, int) or ms < 0:
+        raise ConfigError(f"scoring.min_speech_ms={ms!r}: expected a non-negative integer (milliseconds)")
+    if cfg.scoring.get("asr") is not None:
+        from ..score.asr import ASRUnavailable, resolve_model
+
+        try:  # a name or folder, resolved now rather than at the first speech to score
+            resolve_model(str(cfg.scoring.asr))
+        except ASRUnavailable as e:
+            raise ConfigError(f"scoring.asr: {e}") from None
     room = _room(cfg)
     if room is not None:
         from ..room import RoomSpec
@@ -54,7 +72,8 @@ def check_config(cfg) -> None:
         try:
             RoomSpec.from_config(room)
         except ValueError as e:
-            raise ConfigError(f"room: {e}") from None
+            msg = str(e)
+            raise ConfigError(msg if msg.startswith("room") else f"room: {msg}") from None
 
 
 def _room(cfg):
@@ -95,11 +114,14 @@ def run_job(cfg) -> list[Path]:
     logging.getLogger("faster_whisper").setLevel(logging.WARNING)  # one line per ASR call otherwise
     agent = make_agent_from(cfg)
     folders = []
+    common = dict(seeds=list(cfg.seeds), out=cfg.out, limit=cfg.scene.limit, progress=cfg.progress, room=_room(cfg),
+                  tts=cfg.tts.backend, sample_rate=cfg.sample_rate, scoring=_scoring(cfg))
+    if cfg.scene.get("path") is not None:
+        path = Path(str(cfg.scene.path)).resolve()
+        folders.append(run(agent, scenes=[f"fdb:{path}"], split=cfg.scene.split, **common))
     for scene_set in cfg.scene.sets:
-        folder = run(agent, scene_set=scene_set, split=cfg.scene.split, seeds=list(cfg.seeds), out=cfg.out,
-                     limit=cfg.scene.limit, progress=cfg.progress, room=_room(cfg), tts=cfg.tts.backend,
-                     sample_rate=cfg.sample_rate, scoring=_scoring(cfg))
-        folders.append(folder)
+        folders.append(run(agent, scene_set=scene_set, split=cfg.scene.split, **common))
+    for folder in folders:
         for record in load_records(folder)[: cfg.timelines]:
             print(f"[{agent.name}] " + timeline_text(record))
     return folders
