@@ -1,16 +1,18 @@
-"""``fdenv-scenes``: generate the shipped scene sets, validate scene files, list sets.
+"""``fdenv-scenes``: generate the shipped scene sets, validate scene files, list sets, render clips.
 
     fdenv-scenes generate all                 # rewrite scenes/<set>/ for every set
     fdenv-scenes generate mpe --n 200 --out /tmp/scenes
     fdenv-scenes mpe --backend claude --n 20 --out /tmp/scenes   # MPE scenes written by Claude
     fdenv-scenes validate scenes/ my_scene.yaml
     fdenv-scenes list
+    fdenv-scenes render pause --split test    # TTS clips into the clip cache, so runs start warm
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+import time
 from pathlib import Path
 
 
@@ -154,6 +156,95 @@ def _list(args) -> int:
     return 0
 
 
+def scene_clips(scene, voices: dict) -> list[tuple[str, str]]:
+    """(text, voice) of every clip a reset of ``scene`` renders, in order: as ``RoomEnv`` picks
+    voices (a duty turn speaks with the duty voice)."""
+    from ..render import DUTY
+
+    return [(p.text, voices[DUTY] if turn.label == "duty" else voices[turn.speaker])
+            for turn in scene.turns for p in turn.pieces]
+
+
+def _render_set(renderer, name: str, scenes) -> tuple[int, int, int, int]:
+    """Distinct clips of ``scenes``: how many, rendered now, on disk already, not writable to disk.
+    A clip this process holds in memory but the disk lacks is written, so the next process finds it."""
+    from tqdm import tqdm
+
+    from ..render import voice_map
+
+    keys: set[str] = set()
+    rendered = cached = unwritten = 0
+    for scene in tqdm(scenes, desc=name, unit="scene", leave=False, disable=None):  # no bar off a terminal
+        for text, voice in scene_clips(scene, voice_map(scene, renderer)):
+            key = renderer.key(text, voice)
+            if key in keys:
+                continue
+            keys.add(key)
+            if renderer.cache.path(key).is_file():
+                cached += 1
+                continue
+            audio = renderer.clip(text, voice)
+            if not renderer.cache.path(key).is_file():
+                renderer.cache.put(key, audio)
+                unwritten += not renderer.cache.path(key).is_file()  # the cache warned once why
+            rendered += 1
+    return len(keys), rendered, cached, unwritten
+
+
+def _render(args) -> int:
+    """Every clip of a set's scenes into the on-disk clip cache; counts what was already there."""
+    from ..render import BACKENDS, Renderer, TTSError
+    from ..scene import SceneError, load_set
+    from ..scene.sets import SPLIT_CHOICES, list_sets, scenes_dir
+    from ..sim.env import SAMPLE_RATES
+
+    err = None
+    if args.split not in SPLIT_CHOICES:
+        err = f"unknown split {args.split!r}; choose one of {list(SPLIT_CHOICES)}"
+    elif args.tts not in BACKENDS:
+        err = f"unknown TTS back end {args.tts!r}; choose one of {list(BACKENDS)}"
+    elif args.sample_rate not in SAMPLE_RATES:
+        err = f"--sample-rate {args.sample_rate}: fdenv steps at one of {list(SAMPLE_RATES)} Hz"
+    names = list_sets() if args.set == "all" else [args.set]
+    sets = {}
+    for name in names if err is None else []:
+        try:
+            sets[name] = load_set(name, args.split)
+        except SceneError as e:  # a broken file of a known set: a data problem, as in `validate`
+            print(f"fdenv-scenes render: {e}", file=sys.stderr)
+            return 1
+        except ValueError as e:  # an unknown set
+            err = str(e)
+            break
+    if err is None and not names:
+        err = f"no scene sets under {scenes_dir()}; generate them with `fdenv-scenes generate all`"
+    if err is not None:
+        print(f"fdenv-scenes render: {err}", file=sys.stderr)
+        return 2
+    renderer = Renderer(args.tts, args.sample_rate)
+    total = [0, 0, 0, 0, 0]  # scenes, clips, rendered, cached, unwritten
+    t0 = time.perf_counter()
+    for name, scenes in sets.items():
+        t = time.perf_counter()
+        try:
+            counts = (len(scenes), *_render_set(renderer, name, scenes))
+        except TTSError as e:  # back end not installed, a voice it lacks, silent output
+            print(f"fdenv-scenes render: {name}: {e}", file=sys.stderr)
+            return 1
+        total = [a + b for a, b in zip(total, counts)]
+        print(f"{name}/{args.split}: {counts[0]} scenes, {counts[1]} clips ({args.tts}, {args.sample_rate} Hz): "
+              f"{counts[2]} rendered, {counts[3]} already cached, {time.perf_counter() - t:.2f} s")
+    if len(sets) > 1:
+        print(f"all/{args.split}: {total[0]} scenes, {total[1]} clips ({args.tts}, {args.sample_rate} Hz): "
+              f"{total[2]} rendered, {total[3]} already cached, {time.perf_counter() - t0:.2f} s")
+    if total[4]:
+        print(f"fdenv-scenes render: {total[4]} clip(s) could not be written under {renderer.cache.clip_dir}; "
+              "later runs will render them again", file=sys.stderr)
+        return 1
+    print(f"clip cache: {renderer.cache.clip_dir}")
+    return 0
+
+
 def _mpe_options(p) -> None:
     p.add_argument("--backend", choices=("template", "claude"), default="template",
                    help="mpe only: deterministic templates (default) or Claude through the anthropic SDK (needs ANTHROPIC_API_KEY; "
@@ -166,7 +257,7 @@ def _mpe_options(p) -> None:
 def build_parser() -> argparse.ArgumentParser:
     from ..scene.generate import SET_NAMES
 
-    p = argparse.ArgumentParser(prog="fdenv-scenes", description="Generate, validate and list fdenv scene sets.")
+    p = argparse.ArgumentParser(prog="fdenv-scenes", description="Generate, validate, list and render fdenv scene sets.")
     sub = p.add_subparsers(dest="command", required=True)
     g = sub.add_parser("generate", help="write a shipped set (or all) from its template generator")
     g.add_argument("set", help=f"one of {', '.join(SET_NAMES)}, or 'all'")
@@ -186,6 +277,12 @@ def build_parser() -> argparse.ArgumentParser:
     v.set_defaults(func=_validate)
     ls = sub.add_parser("list", help="list the shipped sets with their sizes and splits")
     ls.set_defaults(func=_list)
+    r = sub.add_parser("render", help="render every clip of a set's scenes into the clip cache, so later runs start warm")
+    r.add_argument("set", help="a set name (see `fdenv-scenes list`), or 'all'")
+    r.add_argument("--split", default="all", help="all (default), train, val or test")
+    r.add_argument("--tts", default="espeak", help="TTS back end: espeak (default) or kokoro, as the env's tts=")
+    r.add_argument("--sample-rate", type=int, default=16000, help="clip rate, as the env's sample_rate= (16000 or 24000)")
+    r.set_defaults(func=_render)
     return p
 
 
