@@ -35,22 +35,21 @@ class _ScoreOnFinalStep(gym.Wrapper):
         obs, reward, terminated, truncated, info = self.env.step(action)
         if terminated or truncated:
             record = info.get("record")
-            if record is None:
-                if terminated:
-                    raise RuntimeError(
-                        f"{type(self).__name__}: the final step's info has no 'record'; wrap an fdenv env "
-                        "(it puts the EpisodeRecord there when it ends an episode)"
-                    )
+            if record is None and terminated:
+                raise RuntimeError(
+                    f"{type(self).__name__}: the final step's info has no 'record'; wrap an fdenv env "
+                    "(it puts the EpisodeRecord there when it ends an episode)"
+                )
+            info = dict(info)
+            if record is None:  # truncated from outside: the windows are incomplete
                 warnings.warn(
                     f"{type(self).__name__}: the episode was truncated from outside (a time limit?) before the "
                     f"env ended it, so its scoring windows are incomplete: info[{self.info_key!r}] is None. fdenv "
                     "episodes end by themselves; drop max_episode_steps to score them.", stacklevel=2)
-                info = dict(info)
                 info[self.info_key] = None
-                return obs, reward, terminated, truncated, info
-            info = dict(info)
-            info[self.info_key] = self._score(record)
-            info["segments"] = {**info.get("segments", {}), self.info_key: self._segments()}
+            else:
+                info[self.info_key] = self._score(record)
+                info["segments"] = {**info.get("segments", {}), self.info_key: self._segments()}
         return obs, reward, terminated, truncated, info
 
     def _score(self, record):  # pragma: no cover - abstract

@@ -102,19 +102,23 @@ class MoshiFake:
                     return
 
 
-@pytest.fixture
-def moshi_fake():
+def serving(fake_class, path):
+    """A fixture body: ``make(**kw) -> (fake, url)`` starts a fake server; all close at teardown."""
     servers = []
 
     def make(**kw):
-        fake = MoshiFake(**kw)
-        srv = FakeServer(fake)
-        servers.append(srv)
-        return fake, srv.url("/api/chat")
+        fake = fake_class(**kw)
+        servers.append(FakeServer(fake))
+        return fake, servers[-1].url(path)
 
     yield make
     for s in servers:
         s.close()
+
+
+@pytest.fixture
+def moshi_fake():
+    yield from serving(MoshiFake, "/api/chat")
 
 
 def run_frames(agent, frames, sr, signal=None):
@@ -255,17 +259,7 @@ class RealtimeFake:
 
 @pytest.fixture
 def realtime_fake():
-    servers = []
-
-    def make(**kw):
-        fake = RealtimeFake(**kw)
-        srv = FakeServer(fake)
-        servers.append(srv)
-        return fake, srv.url("/v1/realtime")
-
-    yield make
-    for s in servers:
-        s.close()
+    yield from serving(RealtimeFake, "/v1/realtime")
 
 
 def speech_then_silence(sr, speech_s, silence_s):

@@ -10,7 +10,6 @@ import os
 import pickle
 import time
 
-import gymnasium as gym
 import numpy as np
 import pytest
 from scipy.stats import binomtest, spearmanr
@@ -20,7 +19,7 @@ from fdenv.scene.load import scene_from_dict
 from fdenv.score import mpe as M
 from fdenv.score import stats, vad
 
-from .test_score_helpers import ScriptedASR, track
+from .test_score_helpers import RecordEnv, ScriptedASR, track
 
 os.environ["HF_HUB_OFFLINE"] = "1"
 
@@ -245,28 +244,10 @@ def test_non_mpe_scene_scores_none():
 # ------------------------------------------------------------------ wrapper
 
 
-class RecordEnv(gym.Env):
-    observation_space = gym.spaces.Box(-1, 1, (1, 1280), np.float32)
-    action_space = gym.spaces.Box(-1, 1, (1280,), np.float32)
-
-    def __init__(self, record):
-        self.record, self.k = record, 0
-
-    def reset(self, *, seed=None, options=None):
-        super().reset(seed=seed)
-        self.k = 0
-        return np.zeros((1, 1280), np.float32), {}
-
-    def step(self, action):
-        self.k += 1
-        done = self.k >= 2
-        return np.zeros((1, 1280), np.float32), 0.0, done, False, ({"record": self.record} if done else {})
-
-
 def test_mpe_score_wrapper():
     from fdenv.wrappers import MPEScore
 
-    env = MPEScore(RecordEnv(mpe_record(ORACLE)), asr=ScriptedASR(ANSWER_WORDS))
+    env = MPEScore(RecordEnv(mpe_record(ORACLE), steps=2), asr=ScriptedASR(ANSWER_WORDS))
     env.reset()
     *_, info = env.step(np.zeros(1280, np.float32))
     assert "mpe" not in info

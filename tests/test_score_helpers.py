@@ -3,6 +3,7 @@ with a precise onset, hand-built EpisodeRecords, and a scripted stand-in for the
 
 from __future__ import annotations
 
+import gymnasium as gym
 import numpy as np
 from scipy.signal import lfilter
 
@@ -127,3 +128,24 @@ SCENES = {
     "turn_taking": ("turn_taking", [("final", 1.0, 3.0)], 14.0),
     "interruption": ("interruption", [("final", 1.0, 3.0), ("interrupt", 5.0, 6.5)], 20.0),
 }
+
+
+class RecordEnv(gym.Env):
+    """A minimal env that ends after ``steps`` steps and puts ``record`` in the final info, as the
+    fdenv env does: for testing the scoring wrappers on hand-built records."""
+
+    observation_space = gym.spaces.Box(-1, 1, (1, 1280), np.float32)
+    action_space = gym.spaces.Box(-1, 1, (1280,), np.float32)
+
+    def __init__(self, record, steps: int = 3):
+        self.record, self.steps, self.k = record, steps, 0
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        self.k = 0
+        return np.zeros((1, 1280), np.float32), {}
+
+    def step(self, action):
+        self.k += 1
+        done = self.k >= self.steps
+        return np.zeros((1, 1280), np.float32), 0.0, done, False, ({"record": self.record} if done else {})

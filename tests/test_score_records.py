@@ -14,7 +14,7 @@ from fdenv.score.fdb import FDBScorer, score_fdb_sample
 from fdenv.score.stats import bootstrap_diff, bootstrap_mean
 from fdenv.score.summary import aggregate, format_table
 
-from .test_score_helpers import SCENES, ScriptedASR, make_record, track
+from .test_score_helpers import SCENES, RecordEnv, ScriptedASR, make_record, track
 
 os.environ["HF_HUB_OFFLINE"] = "1"
 
@@ -126,28 +126,6 @@ def test_non_fdb_scene_scores_none():
 
 
 # ------------------------------------------------------------------ wrapper
-
-
-class RecordEnv(gym.Env):
-    """A minimal env that ends after 3 steps and puts a record in the final info."""
-
-    observation_space = gym.spaces.Box(-1, 1, (1, 1280), np.float32)
-    action_space = gym.spaces.Box(-1, 1, (1280,), np.float32)
-
-    def __init__(self, record):
-        self.record = record
-        self.k = 0
-
-    def reset(self, *, seed=None, options=None):
-        super().reset(seed=seed)
-        self.k = 0
-        return np.zeros((1, 1280), np.float32), {}
-
-    def step(self, action):
-        self.k += 1
-        done = self.k >= 3
-        info = {"record": self.record} if done else {}
-        return np.zeros((1, 1280), np.float32), 0.0, done, False, info
 
 
 def test_fdb_score_wrapper():

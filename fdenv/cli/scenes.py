@@ -156,26 +156,17 @@ def _list(args) -> int:
     return 0
 
 
-def scene_clips(scene, voices: dict) -> list[tuple[str, str]]:
-    """(text, voice) of every clip a reset of ``scene`` renders, in order: as ``RoomEnv`` picks
-    voices (a duty turn speaks with the duty voice)."""
-    from ..render import DUTY
-
-    return [(p.text, voices[DUTY] if turn.label == "duty" else voices[turn.speaker])
-            for turn in scene.turns for p in turn.pieces]
-
-
 def _render_set(renderer, name: str, scenes) -> tuple[int, int, int, int]:
     """Distinct clips of ``scenes``: how many, rendered now, on disk already, not writable to disk.
     A clip this process holds in memory but the disk lacks is written, so the next process finds it."""
     from tqdm import tqdm
 
-    from ..render import voice_map
+    from ..render import turn_clips, voice_map
 
     keys: set[str] = set()
     rendered = cached = unwritten = 0
     for scene in tqdm(scenes, desc=name, unit="scene", leave=False, disable=None):  # no bar off a terminal
-        for text, voice in scene_clips(scene, voice_map(scene, renderer)):
+        for text, voice in (c for pieces in turn_clips(scene, voice_map(scene, renderer)) for c in pieces):
             key = renderer.key(text, voice)
             if key in keys:
                 continue

@@ -20,7 +20,7 @@ from .base import (
 )
 from .registry import BACKENDS, get_backend
 from .renderer import Renderer
-from .voices import ASSISTANT, DUTY, voice_map
+from .voices import ASSISTANT, DUTY, turn_clips, voice_map
 
 __all__ = [
     "ASSISTANT",
@@ -34,5 +34,6 @@ __all__ = [
     "UnknownBackendError",
     "UnknownVoiceError",
     "get_backend",
+    "turn_clips",
     "voice_map",
 ]

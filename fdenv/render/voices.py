@@ -67,3 +67,10 @@ def voice_map(scene, renderer_or_backend) -> dict[str, str]:
     out[DUTY] = duty
     out[ASSISTANT] = _pick(f"{ASSISTANT}:{getattr(scene, 'assistant_name', '')}", voices, used)
     return out
+
+
+def turn_clips(scene, voices: dict[str, str]) -> list[list[tuple[str, str]]]:
+    """``(text, voice)`` of every piece of every turn, as the env renders them: a duty turn speaks
+    with the duty voice, every other turn with its speaker's (``voices`` from ``voice_map``)."""
+    return [[(p.text, voices[DUTY] if turn.label == "duty" else voices[turn.speaker]) for p in turn.pieces]
+            for turn in scene.turns]

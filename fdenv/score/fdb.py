@@ -422,7 +422,6 @@ class FDBScorer:
     judge: object = "offline"
     min_speech_ms: int = 250
     last_details: dict = field(default_factory=dict, repr=False)
-    _silent: bool = field(default=False, init=False, repr=False)  # set while score() runs
 
     def __post_init__(self):
         from .judge import make_judge
@@ -452,7 +451,7 @@ class FDBScorer:
     # ---- ASR ----------------------------------------------------------------------
     def words(self, audio16k: np.ndarray, offset: float = 0.0) -> list[Word]:
         x = np.asarray(audio16k, dtype=np.float32)
-        if self._silent or x.size == 0 or not vad.regions(x):
+        if x.size == 0 or not vad.regions(x):
             return []  # nothing above -60 dBFS: no words (saves the recogniser on silence)
         if callable(self.asr):
             return list(self.asr(x, offset))
@@ -489,27 +488,18 @@ class FDBScorer:
             return None
         audio = record.assistant_16k()
         gold = gold_turns(record, dim)
-        # The common silent agent: no segments, no words, no model (Silero finds nothing in
-        # digital silence, so this is what the full path would give).
-        self._silent = record.assistant_silent
-        try:
-            # scene_id: aggregating info["fdb"] dicts groups episodes by scene (SPEC 7's bootstrap)
-            result = {"dimension": dim, "scene_id": record.scene.id, "paper": None, "fdb_code": None}
-            if "paper" in self.profiles:
-                result["paper"] = _clean(self._paper(record, audio, dim, gold))
-            if "fdb_code" in self.profiles:
-                result["fdb_code"] = _clean(self._fdb_code(record, audio, dim, gold))
-            return result
-        finally:
-            self._silent = False  # words() and friends stay general outside score()
+        # A silent agent (the common case): no segments and no words to look for, so no scans.
+        silent = record.assistant_silent
+        # scene_id: aggregating info["fdb"] dicts groups episodes by scene (SPEC 7's bootstrap)
+        result = {"dimension": dim, "scene_id": record.scene.id, "paper": None, "fdb_code": None}
+        if "paper" in self.profiles:
+            result["paper"] = _clean(self._paper(record, audio, dim, gold, silent))
+        if "fdb_code" in self.profiles:
+            result["fdb_code"] = _clean(self._fdb_code(record, audio, dim, gold, silent))
+        return result
 
-    def _segments(self, audio, profile: str) -> list:
-        if self._silent:
-            return []
-        return vad.segments(audio, profile, min_speech_ms=self.min_speech_ms)
-
-    def _paper(self, record, audio, dim, gold) -> dict:
-        segs = self._segments(audio, "paper")
+    def _paper(self, record, audio, dim, gold, silent: bool) -> dict:
+        segs = [] if silent else vad.segments(audio, "paper", min_speech_ms=self.min_speech_ms)
         spans = [s for s in segs if s[1] - s[0] < BC_MAX_S]  # only short segments need words
         if dim == "interruption":
             s, f = gold["interrupt"].start, gold["interrupt"].end
@@ -538,25 +528,22 @@ class FDBScorer:
         it, fin = gold["interrupt"], gold["final"]
         return paper_interruption(segs, words, it.start, it.end, self.judge, fin.text, it.text)
 
-    def _fdb_code(self, record, audio, dim, gold) -> dict:
+    def _fdb_code(self, record, audio, dim, gold, silent: bool) -> dict:
+        if dim == "interruption":
+            it, fin = gold["interrupt"], gold["final"]
+            words = [] if silent else self.interruption_words(audio, it.end)
+            self.last_details["fdb_code"] = {"words": words}
+            return fdb_code_interruption(words, it.end, self.judge, fin.text, it.text)
         if dim in ("pause_handling", "backchannel"):
-            end = gold["pause" if dim == "pause_handling" else "monologue"].end
-            audio = crop(audio, end)
+            audio = crop(audio, gold["pause" if dim == "pause_handling" else "monologue"].end)
+        words = [] if silent else self.words(audio)
         if dim == "pause_handling":
-            words = self.words(audio)
             self.last_details["fdb_code"] = {"words": words}
             return fdb_code_pause(words)
         if dim == "turn_taking":
-            words = self.words(audio)
             self.last_details["fdb_code"] = {"words": words}
             return fdb_code_turn_taking(words, gold["final"].end)
-        if dim == "interruption":
-            it, fin = gold["interrupt"], gold["final"]
-            words = self.interruption_words(audio, it.end)
-            self.last_details["fdb_code"] = {"words": words}
-            return fdb_code_interruption(words, it.end, self.judge, fin.text, it.text)
-        segs = self._segments(audio, "fdb_code")
-        words = self.words(audio)
+        segs = [] if silent else vad.segments(audio, "fdb_code")
         self.last_details["fdb_code"] = {"segments": segs, "words": words}
         duration = len(audio) / RATE
         t = gold["monologue"]

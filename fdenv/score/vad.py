@@ -99,10 +99,12 @@ def segments(audio16k, profile: str = "paper", min_speech_ms: int = 250, cache: 
     """Speech segments ``[(start_s, end_s), ...]`` of a 16 kHz mono track (see module docstring).
     ``cache``: keep Silero's probabilities on disk (``paper``)."""
     x = _mono(audio16k)
+    if profile not in PROFILES:
+        raise ValueError(f"profile must be one of {PROFILES}, got {profile!r}")
+    if not x.any():  # digital silence (a silent agent): Silero finds nothing there, so skip it
+        return []
     if profile == "fdb_code":
         return _fdb_code_segments(x)
-    if profile != "paper":
-        raise ValueError(f"profile must be one of {PROFILES}, got {profile!r}")
     return segments_from_probs(x, region_probs(x, cache=cache), min_speech_ms)
 
 

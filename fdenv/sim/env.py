@@ -242,14 +242,12 @@ class RoomEnv(gym.Env):
         raise ValueError(f"options['scene']={choice!r}: not a scene of this env ({len(self.scenes)} scenes){hint}")
 
     def _render_clips(self, scene: Scene) -> list[list[np.ndarray]]:
-        from ..render import voice_map
+        from ..render import turn_clips, voice_map
 
-        voices = voice_map(scene, self._renderer)
         out, keys = [], []
-        for turn in scene.turns:
-            voice = voices["__duty__"] if turn.label == "duty" else voices[turn.speaker]
-            out.append([self._renderer.clip(p.text, voice) for p in turn.pieces])
-            keys.append([self._renderer.key(p.text, voice) for p in turn.pieces])
+        for pieces in turn_clips(scene, voice_map(scene, self._renderer)):
+            out.append([self._renderer.clip(text, voice) for text, voice in pieces])
+            keys.append([self._renderer.key(text, voice) for text, voice in pieces])
         self._clip_keys = keys
         return out
 
@@ -311,24 +309,17 @@ class RoomEnv(gym.Env):
         lo = k * N
         if lo + 2 * N > self._cap:
             self._grow()
+        # Checked in the caller's precision, before the float32 track sees it: 1e39 is a finite
+        # float64 (clipped and counted), and 1 + 1e-8 is over 1 though float32 rounds it to 1.
         n = 0
-        if a.dtype != np.float32:  # check in the caller's precision: 1e39 is finite in float64
-            peak = max(a.max(), -a.min())
-            if not peak <= 1.0:
-                if not np.isfinite(a).all():
-                    raise ValueError("action: contains NaN or inf; expected finite samples in [-1, 1]")
-                n = int(np.count_nonzero(np.abs(a) > 1.0))
-                a = np.clip(a, -1.0, 1.0)
+        if not max(a.max(), -a.min()) <= 1.0:  # also catches NaN
+            if not np.isfinite(a).all():
+                raise ValueError("action: contains NaN or inf; expected finite samples in [-1, 1]")
+            n = int(np.count_nonzero(np.abs(a) > 1.0))
+            a = np.clip(a, -1.0, 1.0)
+            self._clipped += n
         frame = self._assistant[lo : lo + N]
         frame[:] = a
-        peak = max(frame.max(), -frame.min())
-        if not peak <= 1.0:  # also catches NaN
-            if not np.isfinite(frame).all():
-                frame[:] = 0.0
-                raise ValueError("action: contains NaN or inf; expected finite samples in [-1, 1]")
-            n = int(np.count_nonzero(np.abs(frame) > 1.0))
-            np.clip(frame, -1.0, 1.0, out=frame)
-        self._clipped += n
         labels = self._advance(k, frame)
         self._k = k
         obs = self._mic[:, lo : lo + N].copy()

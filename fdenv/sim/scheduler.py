@@ -220,7 +220,7 @@ class Scheduler:
     def advance(self, j: int, loud: bool, active: bool, onset: bool) -> None:
         """Decide everything that starts inside frame j, given the assistant's frame j."""
         t0, t1 = j * self.F, (j + 1) * self.F
-        if onset and (self._response_start is None or self._off is None or t0 - self._off >= self._s(self.cfg.response_idle_s)):
+        if onset and (self._response_start is None or t0 - self._off >= self._s(self.cfg.response_idle_s)):
             self._response_start = t0  # a new response; a shorter pause (a breath) continues the old one
         self._off = None if active else (t0 if self._off is None else self._off)
         # Several turns can start in one frame (short clips, overlaps): loop until settled.
