@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from .record import EpisodeRecord
-from .sim.scheduler import WINDOW_AFTER_END_S
+from .windows import played_windows
 
 COLORS = {"ctx": "#9aa5b1", "pause": "#f0a202", "monologue": "#7cb518", "final": "#2364aa", "interrupt": "#d7263d",
           "duty": "#6c757d", "T": "#2364aa", "N1": "#8e44ad", "N2": "#8e44ad", "N3": "#8e44ad", "N4Q": "#16a085",
@@ -25,19 +25,9 @@ def _figure(width_in: float, height_in: float):
 
 
 def scored_windows(record: EpisodeRecord) -> list[tuple[float, float, str]]:
-    """The windows the measures look at (SPEC 6, 7), as (start, end, name)."""
-    out = []
-    for t in record.turns:
-        if t.label in ("pause", "monologue"):
-            out.append((t.start, t.end, t.label))
-        elif t.label == "N4R":
-            out.append((t.start + 2.0, max(t.end, t.start + 2.0) + 0.5, "yield"))
-        elif t.label == "interrupt":
-            out.append((t.start, t.end + WINDOW_AFTER_END_S["interrupt"], "interrupt"))
-        elif t.label in WINDOW_AFTER_END_S:
-            start = t.start if t.label in ("N1", "N2", "N3") else t.end
-            out.append((start, t.end + WINDOW_AFTER_END_S[t.label], t.label))
-    return out
+    """The windows the measures look at (SPEC 6, 7, ``fdenv.windows``), as (start, end, label of
+    the turn that opens them)."""
+    return [(w.start, w.end, w.label) for w in played_windows(record.turns)]
 
 
 def episode_figure(record: EpisodeRecord, title: str | None = None):

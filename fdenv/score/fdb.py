@@ -44,6 +44,7 @@ from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
+from ..windows import interruption_end, turn_taking_window
 from . import vad
 from .asr import Word, words_from_fdb
 
@@ -58,8 +59,6 @@ FDB_TASKS = {"pause_handling": "pause_handling", "backchannel": "backchannel",
 
 BC_MAX_S = 1.0  # backchannel: shorter than 1 s ...
 BC_MAX_WORDS = 1  # ... with fewer than 2 words
-TURN_WINDOW_S = 8.0
-INTERRUPT_WINDOW_S = 10.0
 RESPONSE_GAP_S = 1.0
 BIN_S = 0.2
 KERNEL_SIGMA_S = 0.3
@@ -141,7 +140,8 @@ def paper_backchannel(segments: Sequence[Segment], words: Sequence[Word], window
 def paper_turn_taking(segments: Sequence[Segment], words: Sequence[Word], e: float) -> dict:
     """SPEC 6.3: TO = 1 if a non-backchannel segment overlaps ``[e, e + 8]``; latency = its start - e."""
     out = empty()
-    hits = [s for s in segments if overlaps(s, e, e + TURN_WINDOW_S) and not is_backchannel(s, words)]
+    a, b = turn_taking_window(e)
+    hits = [s for s in segments if overlaps(s, a, b) and not is_backchannel(s, words)]
     out["to"] = int(bool(hits))
     if hits:
         out["latency_s"] = min(s[0] for s in hits) - e
@@ -158,11 +158,11 @@ def paper_interruption(segments: Sequence[Segment], words: Sequence[Word], s: fl
     out["did_not_stop"] = False
     if covering:
         end = max(g[1] for g in covering)
-        if end > f + INTERRUPT_WINDOW_S:
+        if end > interruption_end(f):
             out["did_not_stop"] = True
         else:
             out["stop_latency_s"] = end - s
-    responses = [g for g in segments if s < g[0] <= f + INTERRUPT_WINDOW_S and not is_backchannel(g, words)]
+    responses = [g for g in segments if s < g[0] <= interruption_end(f) and not is_backchannel(g, words)]
     out["to"] = int(bool(responses))
     if responses:
         first = min(responses)
@@ -506,7 +506,7 @@ class FDBScorer:
             # The response is the first non-backchannel segment after s: a short one needs its
             # words to tell, then the whole response span needs words for the judge.
             first, short_words = None, None
-            for g in sorted(g for g in segs if s < g[0] <= f + INTERRUPT_WINDOW_S):
+            for g in sorted(g for g in segs if s < g[0] <= interruption_end(f)):
                 if g[1] - g[0] < BC_MAX_S:
                     short_words = self.words_for_spans(audio, spans) if short_words is None else short_words
                     if is_backchannel(g, short_words):

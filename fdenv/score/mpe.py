@@ -41,6 +41,8 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
+from .. import windows as W
+from ..windows import silence_windows  # noqa: F401  (part of this module's rules)
 from . import stats, vad
 from .asr import Word
 from .fdb import text_of, words_in
@@ -48,13 +50,8 @@ from .fdb import text_of, words_in
 Segment = tuple[float, float]
 
 RATE = vad.RATE
-RESPONSE_WINDOW_S = 5.0  # presence / fresh onset after the end of T
 ANSWER_GAP_S = 1.0  # the answer ends at the first silence this long
-DEFAULT_MAX_RESPONSE_S = 20.0
-SILENCE_TAIL_S = 1.0  # an N1-N3 window runs to the turn's end + 1 s
-N4_GAP_S = 3.0  # N4R starts 3 s after the end of N4Q
-YIELD_DEADLINE_S = 2.0  # silent at r + 2 s
-YIELD_TAIL_S = 0.5  # ... and no intrusion until max(r_end, r + 2) + 0.5 s
+DEFAULT_MAX_RESPONSE_S = W.KNOBS["max_response_s"]
 ACK_MAX_S = 1.0
 ACK_MAX_WORDS = 2
 ACK_JUDGE_MAX_S = 2.0  # an LLM judge labels segments shorter than this
@@ -81,9 +78,10 @@ def covers(seg: Segment, t: float) -> bool:
 
 def request_measures(segments: Sequence[Segment], e: float) -> dict:
     """Presence and fresh onset for a request ending at ``e`` (SPEC 7)."""
-    hits = [s for s in segments if overlaps(s, e, e + RESPONSE_WINDOW_S)]
+    a, b = W.presence_window(e)
+    hits = [s for s in segments if overlaps(s, a, b)]
     under_way = any(covers(s, e) for s in segments)
-    onsets = [s for s in segments if e < s[0] <= e + RESPONSE_WINDOW_S]
+    onsets = [s for s in segments if e < s[0] <= b]
     return {
         "presence": bool(hits),
         "fresh_onset": (not under_way) and bool(onsets),
@@ -109,23 +107,6 @@ def answer_span(segments: Sequence[Segment], first: Segment, max_response_s: flo
     return [(a, min(b, limit)) for a, b in out]
 
 
-def silence_windows(turns) -> list[tuple[object, float, float]]:
-    """``(turn, start, end)`` for each N1/N2/N3 played turn: turn start to turn end + 1 s, cut at
-    the end of the next ``T`` or ``N4Q`` that starts after it (the labeler's rule)."""
-    ordered = sorted(turns, key=lambda t: t.start)
-    out = []
-    for i, t in enumerate(ordered):
-        if t.label not in ("N1", "N2", "N3"):
-            continue
-        end = t.end + SILENCE_TAIL_S
-        for u in ordered[i + 1:]:
-            if u.label in ("T", "N4Q") and u.start > t.start:
-                end = min(end, u.end)
-                break
-        out.append((t, t.start, end))
-    return out
-
-
 def window_verdict(segments: Sequence[Segment], a: float, b: float, is_ack) -> tuple[bool | None, list]:
     """(preserved?, intruding segments) for a silence window ``[a, b]``: preserved when every
     overlapping segment is an acknowledgement; ``None`` when some verdict is missing and none
@@ -141,23 +122,24 @@ def window_verdict(segments: Sequence[Segment], a: float, b: float, is_ack) -> t
 
 def n4_measures(segments: Sequence[Segment], q_start: float, q: float, r: float, r_end: float, is_ack) -> dict:
     """Window response, eligibility and yield for one N4Q (``[q_start, q]``) and its N4R (start
-    ``r``, end ``r_end``), SPEC 7. ``failure``: ``still_speaking`` (a segment covers ``r + 2``),
-    ``spoke_again`` (silent at ``r + 2``, then a non-acknowledgement segment in the window)."""
+    ``r``, end ``r_end``), SPEC 7. The gap before the answer runs to the played ``r`` (3 s after
+    ``q`` by default, ``fdenv.windows``). ``failure``: ``still_speaking`` (a segment covers
+    ``r + 2``), ``spoke_again`` (silent at ``r + 2``, then a non-acknowledgement segment in the
+    window)."""
     out = {
-        "window_response": any(overlaps(s, q_start, q + N4_GAP_S) for s in segments),
+        "window_response": any(overlaps(s, q_start, r) for s in segments),
         "spoke_during_question": any(overlaps(s, q_start, q) for s in segments),
-        "started_in_gap": any(q < s[0] <= q + N4_GAP_S for s in segments),
+        "started_in_gap": any(q < s[0] <= r for s in segments),
         "speaking_at_r": any(covers(s, r) for s in segments),
         "eligible": False, "yielded": None, "failure": None,
     }
     out["eligible"] = (not out["spoke_during_question"]) and out["started_in_gap"] and out["speaking_at_r"]
     if not out["eligible"]:
         return out
-    deadline = r + YIELD_DEADLINE_S
+    deadline, w_end = W.yield_window(r, r_end)
     if any(covers(s, deadline) for s in segments):
         out["yielded"], out["failure"] = False, "still_speaking"
         return out
-    w_end = max(r_end, deadline) + YIELD_TAIL_S
     preserved, _ = window_verdict(segments, deadline, w_end, is_ack)
     if preserved is False:
         # a segment under way at r that ends exactly at the deadline never stopped: still speaking
@@ -288,15 +270,8 @@ class MPEScorer:
         # which short segments need words for the acknowledgement rule
         short_limit = ACK_MAX_S if offline else ACK_JUDGE_MAX_S
         win_spans = [(a, b) for _, a, b in silence_windows(turns)]
-        by_id = {t.id: t for t in turns}
-        n4 = []
-        for t in turns:
-            if t.label != "N4Q":
-                continue
-            r = next((u for u in turns if u.label == "N4R" and u.resolves == t.id), None)
-            if r is not None:
-                n4.append((t, r))
-                win_spans.append((r.start + YIELD_DEADLINE_S, max(r.end, r.start + YIELD_DEADLINE_S) + YIELD_TAIL_S))
+        n4 = W.n4_pairs(turns)
+        win_spans += [W.yield_window(r.start, r.end) for _, r in n4]
         need = [s for s in segs if s[1] - s[0] < short_limit and any(overlaps(s, a, b) for a, b in win_spans)]
         requests = [t for t in turns if t.label == "T"]
         answers = {}

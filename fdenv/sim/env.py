@@ -162,7 +162,7 @@ class RoomEnv(gym.Env):
             self._prepare_room()
         durations = [[len(c) for c in turn] for turn in self._clips_audio]
         self._sched = Scheduler(scene, durations, sr, N, self._sched_cfg, self._delays)
-        self._labeler = Labeler(scene, sr, N)
+        self._labeler = Labeler(scene, sr, N, self._sched_cfg)
         self._detector = ActivityDetector(N, sr)
         expected = sum(map(sum, durations)) + int(sr * (30 + 25 * len(scene.turns)))
         self._cap = int(math.ceil(expected / N) + 2) * N
@@ -196,7 +196,8 @@ class RoomEnv(gym.Env):
     def _reset_replay(self, scene: Scene, audio16k: np.ndarray, gold: dict):
         """Replay mode (SPEC 3): a fixed recording at the microphone, fixed gold times, no reactions."""
         from ..record import resample
-        from .scheduler import window_end
+        from ..windows import close_of
+        from .scheduler import in_samples
 
         if self._room_spec is not None:
             raise ValueError(f"scene {scene.id!r} replays a fixed FDB recording: use room=None (anechoic)")
@@ -204,14 +205,15 @@ class RoomEnv(gym.Env):
         audio = resample(audio16k, 16000, sr)
         index = {t.id: i for i, t in enumerate(scene.turns)}
         self._played_turns, self._played_clips = list(gold["turns"]), list(gold["clips"])
-        ends = [len(audio)] + [window_end(t.label, int(round(t.start * sr)), int(round(t.end * sr)), sr) for t in self._played_turns]
+        s = in_samples(sr)
+        ends = [len(audio)] + [close_of(t.label, s(t.start), s(t.end), self._sched_cfg, s) for t in self._played_turns]
         end = max(ends) + int(round(self._sched_cfg.tail_s * sr))
         self._sched = _FixedSchedule(math.ceil(end / N))
         self._cap = (self._sched.n_frames + 2) * N
         self._mic = np.zeros((1, self._cap), np.float32)
         self._mic[0, : len(audio)] = audio
         self._assistant = np.zeros(self._cap, np.float32)
-        self._labeler = Labeler(scene, sr, N)
+        self._labeler = Labeler(scene, sr, N, self._sched_cfg)
         for t in self._played_turns:
             self._labeler.add_turn(index[t.id], int(round(t.start * sr)), int(round(t.end * sr)),
                                    [int(round(x * sr)) for x in t.trps])

@@ -9,14 +9,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..scene.schema import SILENCE_LABELS, Scene
-from .scheduler import ResponseWatch
+from ..windows import CUTS_SILENCE, RESPOND_AFTER, knob, silence_end, yield_window
+from .scheduler import ResponseWatch, in_samples
 
 EXPECT = ("yield", "silent", "respond", "may_backchannel", "free")
 # No turn under way. SPEC 2 writes this as None; a dict with None fields keeps the label's type
 # fixed, which Gymnasium's vector envs need to merge infos across sub-environments.
 NO_TURN = {"id": None, "speaker": None, "label": None, "addressee": None}
 _BACKCHANNEL_OK = ("ctx", "pause", "monologue", "final")
-_RESPOND_AFTER = ("T", "final", "interrupt")
 
 
 @dataclass
@@ -35,10 +35,13 @@ class _LiveTurn:
 
 class Labeler:
     """Builds ``info["labels"]`` frame by frame. ``add_turn`` / ``add_clip`` as the scheduler
-    decides them, then ``frame(j, active, onset)`` once per frame, in order."""
+    decides them, then ``frame(j, active, onset)`` once per frame, in order. ``knobs``: the
+    scheduler's settings (``respond`` lasts as long as the humans wait, ``fdenv.windows``)."""
 
-    def __init__(self, scene: Scene, sample_rate: int, frame_samples: int):
+    def __init__(self, scene: Scene, sample_rate: int, frame_samples: int, knobs=None):
         self.scene, self.sr, self.F = scene, sample_rate, frame_samples
+        self._wait = int(round(knob(knobs, "response_wait_s") * sample_rate))
+        self._idle = int(round(knob(knobs, "response_idle_s") * sample_rate))
         self._live: list[_LiveTurn] = []
         self._clips: list[tuple[int, int, str]] = []  # (start, end, speaker) not yet over
         self._watches: list[ResponseWatch] = []
@@ -46,23 +49,22 @@ class Labeler:
 
     def add_turn(self, index: int, start: int, end: int, trps: list[int]) -> None:
         t = self.scene.turns[index]
-        s = lambda sec: int(round(sec * self.sr))  # noqa: E731
+        s = in_samples(self.sr)
         live = _LiveTurn(index, t.label, start, end, trps,
                          {"id": t.id, "speaker": t.speaker, "label": t.label, "addressee": t.addressee}, end)
         if t.label in SILENCE_LABELS:
-            live.silent_until = live.extent = end + s(1.0)
+            live.silent_until = live.extent = silence_end(end, s)
             self._silences.append(live)
-        if t.label in ("T", "N4Q"):
+        if t.label in CUTS_SILENCE:
             for w in self._silences:  # SPEC 7: a silence window is cut at the end of the next T / N4Q
                 if w.start < start and w.silent_until > end:
                     w.silent_until = end
             self._silences = [w for w in self._silences if w.start > start]
         if t.label == "N4R":
-            live.yield_from = start + s(2.0)
-            live.yield_to = max(end, start + s(2.0)) + s(0.5)
+            live.yield_from, live.yield_to = yield_window(start, end, s)
             live.extent = live.yield_to
-        if t.label in _RESPOND_AFTER:
-            self._watches.append(ResponseWatch(end, self.F, s(1.0), s(5.0)))
+        if t.label in RESPOND_AFTER:
+            self._watches.append(ResponseWatch(end, self.F, self._idle, self._wait))
         self._live.append(live)
 
     def add_clip(self, start: int, end: int, speaker: str) -> None:

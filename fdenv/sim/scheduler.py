@@ -14,19 +14,22 @@ import math
 from dataclasses import dataclass, field
 
 from ..scene.schema import Scene
+from ..windows import KNOBS, close_of
 
 RESPONSE_LABELS = ("T", "final")
 
 
 @dataclass(frozen=True)
 class SchedulerConfig:
-    response_idle_s: float = 1.0  # inactivity that ends an answer
-    response_wait_s: float = 5.0  # no onset within this after T / final: humans go on
-    max_response_s: float = 20.0
-    n4r_delay_s: float = 3.0
-    interrupt_after_s: float = 1.5
-    interrupt_timeout_s: float = 6.0
-    tail_s: float = 2.0
+    """SPEC 3's knobs (``fdenv.windows.KNOBS`` says what each one moves)."""
+
+    response_idle_s: float = KNOBS["response_idle_s"]
+    response_wait_s: float = KNOBS["response_wait_s"]
+    max_response_s: float = KNOBS["max_response_s"]
+    n4r_delay_s: float = KNOBS["n4r_delay_s"]
+    interrupt_after_s: float = KNOBS["interrupt_after_s"]
+    interrupt_timeout_s: float = KNOBS["interrupt_timeout_s"]
+    tail_s: float = KNOBS["tail_s"]
 
 
 @dataclass
@@ -139,15 +142,9 @@ class InterruptWatch(_Watch):
         return end if end < t1 else None
 
 
-# How long after a turn's end a scoring window it opens stays open (SPEC 6, 7), in seconds.
-WINDOW_AFTER_END_S = {"final": 8.0, "interrupt": 10.0, "T": 5.0, "N1": 1.0, "N2": 1.0, "N3": 1.0, "N4Q": 3.0}
-
-
-def window_end(label: str, start: int, end: int, sample_rate: int) -> int:
-    """The last sample at which a scoring window opened by this turn is still open."""
-    if label == "N4R":  # the yield window: [r + 2, max(r_end, r + 2) + 0.5]
-        return max(end, start + 2 * sample_rate) + int(round(0.5 * sample_rate))
-    return end + int(round(WINDOW_AFTER_END_S.get(label, 0.0) * sample_rate))
+def in_samples(sample_rate: int):
+    """``fdenv.windows``' unit converter for times counted in samples."""
+    return lambda sec: int(round(sec * sample_rate))
 
 
 class Scheduler:
@@ -198,7 +195,7 @@ class Scheduler:
         self._plan_next(i, start, t)
 
     def _window_end(self, label: str, start: int, end: int) -> int:
-        return window_end(label, start, end, self.sr)
+        return close_of(label, start, end, self.cfg, self._s)
 
     def _plan_next(self, i: int, start: int, end: int) -> None:
         self._watch = None
