@@ -126,6 +126,16 @@ def test_verdicts_are_cached_on_disk(make, tmp_path):
     assert j3.correct("340", "340") is False
 
 
+def test_correctness_prompt_carries_the_key_facts(make):
+    server = Server(reply('{"correct": true}'))
+    j, _ = make(server)
+    assert j.correct("forty quid", "Each pays 40 pounds.", "how much each?", facts=["40 pounds", "not 45 pounds"]) is True
+    user = server.requests[0]["messages"][0]["content"]
+    assert "Key facts: 40 pound (not: 45 pound)" in user and "Each pays 40 pounds." in user
+    j.correct("It ends at quarter past three.", "It ends at quarter past three.")  # plain gold: facts read from it
+    assert "Key facts: 3:15" in server.requests[1]["messages"][0]["content"]
+
+
 @pytest.mark.parametrize("text", ['I would rate it 4', '{"rating": 7}', '{"rating": "4"}', '{"rating": 4, "why": "x"}',
                                   '```json\n{"rating": 4}\n```', ''])
 def test_malformed_answer_is_no_verdict(make, text):

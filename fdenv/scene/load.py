@@ -37,7 +37,7 @@ _SCENE_KEYS = {
     "id", "kind", "speakers", "turns", "assistant_name", "duty", "duty_voice", "condition",
     "pair_id", "trp_gap", "bc_distribution", "attributes",
 }
-_TURN_KEYS = {"id", "speaker", "text", "label", "gap", "addressee", "gold_answer", "pair_id", "resolves"}
+_TURN_KEYS = {"id", "speaker", "text", "label", "gap", "addressee", "gold_answer", "gold_facts", "pair_id", "resolves"}
 
 
 class _DuplicateKey(yaml.MarkedYAMLError):
@@ -177,10 +177,11 @@ def scene_from_dict(data: Any, source: str = "<scene>") -> Scene:
         gold = t.get("gold_answer")
         if gold is not None:
             gold = _str(gold, f"{where}.gold_answer", fail)
+        facts = _gold_facts(t.get("gold_facts"), gold, f"{where}.gold_facts", fail)
         turns.append(
             Turn(
                 id=tid, speaker=speaker, text=text, label=label, gap_s=gap, addressee=addressee,
-                gold_answer=gold, pair_id=_opt_str(t.get("pair_id"), f"{where}.pair_id", fail),
+                gold_answer=gold, gold_facts=facts, pair_id=_opt_str(t.get("pair_id"), f"{where}.pair_id", fail),
                 resolves=_opt_str(t.get("resolves"), f"{where}.resolves", fail),
             )
         )
@@ -305,3 +306,16 @@ def _num(value, where, fail, lo: float, hi: float) -> float:
     if not lo <= value <= hi:
         fail(where, f"{value} is out of range [{lo}, {hi}]")
     return float(value)
+
+
+def _gold_facts(value, gold, where, fail):
+    """A turn's ``gold_facts``: a list of fact entries, next to a ``gold_answer``."""
+    if value is None:
+        return None
+    if not isinstance(value, list) or not value or not all(isinstance(x, str) and x.strip() for x in value):
+        fail(where, "expected a non-empty list of facts as text, e.g. ['40 pounds', 'given 20 pounds']")
+    if gold is None:
+        fail(where, "gold_facts need a gold_answer (the reference sentence) on the same turn")
+    if all(x.strip().lower().startswith(("given ", "not ")) for x in value):
+        fail(where, "no key fact: every entry starts with 'given' or 'not'; add the fact the answer must state")
+    return tuple(value)

@@ -56,6 +56,8 @@ class Turn:
     gap_s: float = DEFAULT_GAP_S
     addressee: str | None = None
     gold_answer: str | None = None
+    # the gold answer's key facts ("40 pounds", "given 20 pounds", "not the nurse"; score/facts.py)
+    gold_facts: tuple[str, ...] | None = None
     pair_id: str | None = None
     resolves: str | None = None  # N4R: id of the N4Q it answers
 
@@ -103,7 +105,7 @@ class Scene:
         d["speakers"] = [{k: v for k, v in s.items() if v is not None} for s in d["speakers"]]
         turns = []
         for t in d["turns"]:
-            out = {k: v for k, v in t.items() if v is not None}
+            out = {k: (list(v) if k == "gold_facts" else v) for k, v in t.items() if v is not None}
             out["gap"] = out.pop("gap_s")
             if out["gap"] == DEFAULT_GAP_S:
                 del out["gap"]

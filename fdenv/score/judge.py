@@ -7,7 +7,11 @@ verdict or ``None`` when no verdict could be had, never a default pass or 0):
   API key is configured. Text normalisation: lower case; hyphens, colons and slashes to spaces;
   other punctuation and currency signs removed; number-word runs to digits ("three hundred and
   forty" -> "340", "seven thirty" -> "7 30", "7:30" -> "7 30"); stop words dropped.
-  Correct iff >= 60% of the gold answer's content tokens appear in the answer. Acknowledgement iff
+  Correctness reads key facts (``facts.py``): correct iff every key fact (numbers with units, clock
+  times, dates, yes/no, names) is present and no conflicting fact of the same kind is stated. The
+  key is the request's ``gold_facts`` when given, else the facts of the plain gold sentence; a gold
+  sentence that states none falls back to: >= 60% of its content tokens appear in the answer.
+  Acknowledgement iff
   the segment is < 1 s with at most 2 words. Relevance = round(5 * min(1, 2 r)), r = shared content
   tokens / content tokens of the interrupting turn (rounded half up).
 * ``AnthropicJudge`` (``name == "anthropic:<model>"``): the ``anthropic`` SDK, temperature 0,
@@ -33,7 +37,8 @@ from pathlib import Path
 from string import Template
 
 DEFAULT_MODEL = "claude-sonnet-4-5"
-PROMPT_VERSION = "v1"
+# The version names the set of prompts; a task whose prompt did not change keeps its older file.
+PROMPT_VERSION = "v2"
 PROMPT_DIR = Path(__file__).parent / "prompts"
 TASKS = ("relevance", "correctness", "acknowledgement")
 
@@ -154,14 +159,19 @@ class OfflineJudge:
     model = None
     # The version of its rules (normalisation, stop words): results and run folders name it, so a
     # change of rules never mixes with earlier verdicts. 2: stop words compared after normalisation.
-    prompt_version = "rules-2"
+    # 3: correctness by key facts (numbers, times, dates, yes/no, names) with conflicts.
+    prompt_version = "rules-3"
 
     def __init__(self):
         self.asked = 0
         self.answered = 0
 
-    def correct(self, answer: str, gold: str, request: str = "") -> bool | None:
+    def correct(self, answer: str, gold: str, request: str = "", facts=None) -> bool | None:
         self.asked += 1
+        key = gold_key(gold, facts)
+        if key is not None:
+            self.answered += 1
+            return judge_facts(answer or "", key)
         gold_tokens = set(content_tokens(gold))
         if not gold_tokens:
             return None
@@ -197,9 +207,27 @@ class JudgeParseError(ValueError):
     pass
 
 
+def gold_key(gold: str, facts=None):
+    """The key facts of a gold answer: its ``gold_facts`` entries when given, else those of the
+    gold sentence (``None`` when it states none)."""
+    from .facts import key_from_sentence, parse_key
+
+    return parse_key(facts) if facts else key_from_sentence(gold or "")
+
+
+def judge_facts(answer: str, key) -> bool:
+    from .facts import judge
+
+    return judge(answer, key)
+
+
 def load_prompt(task: str, version: str = PROMPT_VERSION) -> tuple[str, Template]:
-    """(system text, user template) of a versioned prompt file."""
+    """(system text, user template) of a versioned prompt file: ``<task>_<version>.txt``, or the
+    task's newest file of an older version when its prompt did not change in ``version``."""
     path = PROMPT_DIR / f"{task}_{version}.txt"
+    if not path.is_file() and re.fullmatch(r"v\d+", version):
+        older = [PROMPT_DIR / f"{task}_v{k}.txt" for k in range(int(version[1:]) - 1, 0, -1)]
+        path = next((p for p in older if p.is_file()), path)
     if not path.is_file():
         raise FileNotFoundError(f"no judge prompt {path.name} (tasks {TASKS}, versions as files in {PROMPT_DIR.name}/)")
     text = path.read_text(encoding="utf-8")
@@ -283,8 +311,10 @@ class AnthropicJudge:
     def relevance(self, response: str, interrupt: str, context: str = "") -> int | None:
         return self._ask("relevance", {"context": context, "interrupt": interrupt, "response": response})
 
-    def correct(self, answer: str, gold: str, request: str = "") -> bool | None:
-        return self._ask("correctness", {"request": request, "gold": gold, "answer": answer})
+    def correct(self, answer: str, gold: str, request: str = "", facts=None) -> bool | None:
+        key = gold_key(gold, facts)
+        key_facts = key.describe() if key is not None else "(none listed: judge by the gold answer's meaning)"
+        return self._ask("correctness", {"request": request, "gold": gold, "facts": key_facts, "answer": answer})
 
     def acknowledgement(self, utterance: str, duration_s: float, n_words: int | None = None, context: str = "") -> bool | None:
         return self._ask("acknowledgement", {"context": context, "utterance": utterance, "duration": f"{duration_s:.2f}"})

@@ -308,7 +308,8 @@ class MPEScorer:
             if t.id in answers:
                 span = answers[t.id]
                 text = text_of(w for w in words if any(_word_in(w, s) for s in span))
-                verdict = judge.correct(text, t.gold_answer or "", t.text) if t.gold_answer else None
+                facts = _gold_facts(scene, t.id)
+                verdict = judge.correct(text, t.gold_answer, t.text, facts=facts) if t.gold_answer else None
                 d["answer"], d["correct"] = text, verdict
                 d["span"] = [round(span[0][0], 4), round(span[-1][1], 4)]
                 if verdict is not None:
@@ -357,6 +358,13 @@ class MPEScorer:
             "judge": judge.name,
             "details": details,
         }
+
+
+def _gold_facts(scene, turn_id: str):
+    try:
+        return scene.turn(turn_id).gold_facts
+    except KeyError:
+        return None
 
 
 def _word_in(w: Word, seg: Segment) -> bool:
