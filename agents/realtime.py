@@ -37,13 +37,15 @@ from collections import deque
 
 import numpy as np
 
+from fdenv.errors import AgentError
+
 from .base import Agent
 
 
 PACES = ("fast", "realtime")
 
 
-class RemoteAgentError(RuntimeError):
+class RemoteAgentError(AgentError):
     """The server could not be reached, or closed the connection, or reported an error."""
 
 

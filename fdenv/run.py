@@ -19,6 +19,7 @@ from typing import Iterable
 import numpy as np
 
 from . import __version__
+from .errors import AgentError
 from .record import EpisodeRecord
 
 EPISODES = "episodes.jsonl"
@@ -221,11 +222,7 @@ def _scoring_config(env) -> dict:
 
 
 def _is_remote_failure(e: Exception) -> bool:
-    try:
-        from fdenv_agents.realtime import RemoteAgentError
-    except ImportError:
-        return False
-    return isinstance(e, RemoteAgentError)
+    return isinstance(e, AgentError)  # agents raise it for a failure of theirs (a dropped connection)
 
 
 def _safe(name: str) -> str:

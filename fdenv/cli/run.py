@@ -14,15 +14,12 @@ import json
 import sys
 from pathlib import Path
 
+from ..errors import ConfigError
 from ..paths import CONF_DIR
 
 SETS = ("pause", "backchannel", "turn_taking", "interruption", "mpe")
 SPLITS = ("train", "val", "test", "all")
 SAMPLE_RATES = (16000, 24000)
-
-
-class ConfigError(ValueError):
-    pass
 
 
 def check_config(cfg) -> None:

@@ -16,11 +16,8 @@ import shutil
 import sys
 from pathlib import Path
 
+from ..errors import ConfigError
 from ..paths import CONF_DIR
-
-
-class ConfigError(ValueError):
-    pass
 
 
 def check_config(cfg: dict) -> None:

@@ -11,9 +11,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-
-class TTSError(RuntimeError):
-    """Any failure of text-to-speech rendering."""
+from ..errors import TTSError  # noqa: F401  (re-exported: the render package's base error)
 
 
 class BackendUnavailableError(TTSError):

@@ -5,11 +5,13 @@ from __future__ import annotations
 import difflib
 import math
 import re
+import unicodedata
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from ..errors import SceneError, short  # SceneError re-exported: fdenv.scene.load.SceneError
 from .schema import (
     CONDITIONS,
     DEFAULT_GAP_S,
@@ -25,12 +27,6 @@ from .schema import (
 )
 
 
-class SceneError(ValueError):
-    """A scene that cannot be used. The message names the source, the field and the fix."""
-
-    def __init__(self, source: str, field: str, problem: str):
-        self.source, self.field, self.problem = source, field, problem
-        super().__init__(f"{source}: {field}: {problem}")
 
 
 _SCENE_KEYS = {
@@ -44,12 +40,21 @@ class _DuplicateKey(yaml.MarkedYAMLError):
     pass
 
 
+# Bounds on what a scene file may expand to: YAML aliases share nodes, so 469 bytes of nested
+# aliases can stand for billions of values (an "alias bomb") that only blow up when written out.
+MAX_NODES = 100_000
+MAX_DEPTH = 40
+
+
 class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
-    """Safe YAML that refuses a key given twice in one mapping (PyYAML keeps the last silently)."""
+    """Safe YAML that refuses a key given twice in one mapping (PyYAML keeps the last silently).
+    Merge keys (``<<: *base``) work; a key given explicitly overrides the merged one, as YAML says."""
 
     def construct_mapping(self, node, deep=False):
         seen = set()
         for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue
             key = self.construct_object(key_node, deep=True)
             try:
                 dup = key in seen
@@ -70,7 +75,7 @@ def load_scene(path: str | Path) -> Scene:
         raise SceneError(str(path), "file", "no such file; give the path of a scene .yaml file")
     try:
         text = path.read_text(encoding="utf-8")
-        data = yaml.load(text, Loader=_Loader)
+        data = _load_yaml(text, str(path))
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "YAML"
@@ -82,6 +87,52 @@ def load_scene(path: str | Path) -> Scene:
     if data is None:
         raise SceneError(str(path), "top level", "the file is empty; a scene needs id, kind, speakers and turns")
     return scene_from_dict(data, source=str(path))
+
+
+def _load_yaml(text: str, source: str):
+    loader = _Loader(text)
+    try:
+        node = loader.get_single_node()
+        if node is not None:
+            _check_size(node, source)
+        return loader.construct_document(node) if node is not None else None
+    finally:
+        loader.dispose()
+
+
+def _check_size(root, source: str) -> None:
+    """Refuse a node graph that refers to itself or expands past MAX_NODES / MAX_DEPTH."""
+    sizes: dict[int, int] = {}
+    on_path: set[int] = set()
+
+    def size(node, depth: int) -> int:
+        key = id(node)
+        if key in sizes:
+            return sizes[key]
+        if key in on_path:
+            raise SceneError(source, _where(node), "an alias refers to the node that contains it (a self-reference); "
+                             "write the value out instead")
+        if depth > MAX_DEPTH:
+            raise SceneError(source, _where(node), f"nested deeper than {MAX_DEPTH} levels; a scene is flat data")
+        on_path.add(key)
+        n = 1
+        if isinstance(node.value, list):
+            for item in node.value:
+                for child in item if isinstance(item, tuple) else (item,):
+                    n += size(child, depth + 1)
+                    if n > MAX_NODES:
+                        raise SceneError(source, _where(node), f"expands to more than {MAX_NODES} values (nested YAML "
+                                         "aliases?); a scene needs far fewer: write the values out")
+        on_path.discard(key)
+        sizes[key] = n
+        return n
+
+    size(root, 0)
+
+
+def _where(node) -> str:
+    mark = node.start_mark
+    return f"line {mark.line + 1}, column {mark.column + 1}" if mark else "YAML"
 
 
 def scene_from_dict(data: Any, source: str = "<scene>") -> Scene:
@@ -189,12 +240,15 @@ def scene_from_dict(data: Any, source: str = "<scene>") -> Scene:
     _check_structure(turns, kind, fail)
     bc = data.get("bc_distribution")
     if bc is not None:
-        if not isinstance(bc, list) or not bc or not all(_is_num(x) and math.isfinite(x) and x >= 0 for x in bc) or sum(bc) <= 0:
-            fail("bc_distribution", "expected a non-empty list of non-negative numbers with a positive sum")
+        if (not isinstance(bc, list) or not bc or not all(_is_num(x) and math.isfinite(x) and x >= 0 for x in bc)
+                or not 0 < sum(bc) < math.inf):
+            fail("bc_distribution", "expected a non-empty list of non-negative numbers with a positive, finite sum "
+                 "(relative weights per 200 ms bin, e.g. [0.1, 0.3, 0.6])")
         bc = tuple(float(x) for x in bc)
     attributes = data.get("attributes", {}) or {}
     if not isinstance(attributes, dict):
         fail("attributes", "expected a mapping")
+    _check_plain(attributes, "attributes", fail)
     return Scene(
         id=sid, kind=kind, speakers=tuple(speakers), turns=tuple(turns), assistant_name=assistant_name,
         duty=duty, duty_voice=_opt_str(data.get("duty_voice"), "duty_voice", fail), condition=condition,
@@ -226,6 +280,9 @@ def _check_markers(text: str, label: str, where: str, fail) -> None:
     pieces = split_pieces(text)
     if not pieces:
         fail(where, "no words to speak")
+    for p in pieces:
+        if not any(c.isalnum() for c in p.text):
+            fail(where, f"{short(p.text)} has nothing to say (no letter or digit); write the words to speak")
     if re.search(r"\]\s*\[", text):
         fail(where, "two markers in a row; put words between markers (or one [pause=S] with the summed time)")
     if pieces[-1].silence_after_s > 0 or pieces[-1].trp_after or text.strip().startswith("["):
@@ -278,8 +335,35 @@ def _str(value, where, fail) -> str:
     if isinstance(value, (int, float)):
         fail(where, f"expected text, got the number {value!r}; put it in quotes: '{value}'")
     if not isinstance(value, str) or not value.strip():
-        fail(where, f"expected non-empty text, got {value!r}")
+        fail(where, f"expected non-empty text, got {short(value)}")
+    bad = next((c for c in value if unicodedata.category(c) in ("Cc", "Cs") and c not in "\n\t\r"), None)
+    if bad is not None:
+        fail(where, f"contains the control character {bad!r} at position {value.index(bad)} (text-to-speech stops "
+             "there); remove it")
     return value.strip()
+
+
+def _check_plain(value, where: str, fail, budget: list | None = None, depth: int = 0) -> None:
+    """JSON-ready data (str keys; str, number, bool, null, lists, mappings), flat and small enough
+    to be written with every record: no self-reference, no alias bomb."""
+    budget = [MAX_NODES] if budget is None else budget
+    budget[0] -= 1
+    if budget[0] < 0:
+        fail(where, f"holds more than {MAX_NODES} values (nested YAML aliases?); keep attributes small")
+    if depth > MAX_DEPTH:
+        fail(where, f"nested deeper than {MAX_DEPTH} levels (or refers to itself); keep attributes flat")
+    if isinstance(value, dict):
+        for k, v in value.items():
+            if not isinstance(k, str):
+                fail(where, f"key {short(k)} is not text; attribute keys are strings")
+            _check_plain(v, f"{where}.{k}", fail, budget, depth + 1)
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            _check_plain(v, f"{where}[{i}]", fail, budget, depth + 1)
+    elif isinstance(value, float) and not math.isfinite(value):
+        fail(where, f"{value} is not a finite number (records are JSON)")
+    elif value is not None and not isinstance(value, (str, int, float, bool)):
+        fail(where, f"a {type(value).__name__} cannot be stored in a record; use text, numbers, lists or mappings")
 
 
 def _did_you_mean(value, choices) -> str:

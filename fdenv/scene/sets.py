@@ -27,6 +27,7 @@ from pathlib import Path
 
 import yaml
 
+from ..errors import ConfigError, short
 from .load import SceneError, load_scene
 from .schema import Scene
 
@@ -156,17 +157,24 @@ def load_set(set_name: str, split: str = "all", root: str | Path | None = None) 
     return out
 
 
+def _is_file(path) -> bool:
+    try:
+        return Path(path).is_file()
+    except (OSError, ValueError):  # a name too long for the file system, a NUL in it
+        return False
+
+
 def find_scene(id_or_path: str | os.PathLike, root: str | Path | None = None) -> Scene:
     """A scene by path (an existing ``.yaml`` file) or by id in any shipped set."""
     if isinstance(id_or_path, os.PathLike):
         path = Path(id_or_path)
-        if path.is_file():
+        if _is_file(path):
             return load_scene(path)
-        raise ValueError(f"no scene file at {str(path)!r}")
+        raise ConfigError(f"no scene file at {short(str(path))}")
     if not isinstance(id_or_path, str) or not id_or_path.strip():
-        raise ValueError(f"expected a scene id or a path to a scene .yaml file, got {id_or_path!r}")
+        raise ConfigError(f"expected a scene id or a path to a scene .yaml file, got {short(id_or_path)}")
     sid = id_or_path.strip()
-    if Path(sid).is_file():
+    if _is_file(sid):
         return load_scene(sid)
     base = _root(root)
     sets = list_sets(base)
@@ -177,13 +185,13 @@ def find_scene(id_or_path: str | os.PathLike, root: str | Path | None = None) ->
             return _load_cached(scene_path(set_name, sid, base))
         all_ids.extend(ids)
     if sid.endswith((".yaml", ".yml")) or "/" in sid or os.sep in sid:
-        raise ValueError(f"no scene file at {sid!r} (and no shipped scene has that id)")
+        raise ConfigError(f"no scene file at {short(sid)} (and no shipped scene has that id)")
     if not all_ids:
-        raise ValueError(f"no scene with id {sid!r}: there are no scene sets under {base}; give a path to a .yaml file")
-    close = _close_ids(sid, all_ids)
+        raise ConfigError(f"no scene with id {short(sid)}: there are no scene sets under {base}; give a path to a .yaml file")
+    close = _close_ids(sid, all_ids) if len(sid) <= 200 else []
     hint = f" Close matches: {close}." if close else ""
-    raise ValueError(
-        f"no scene with id {sid!r} in the sets {sets} under {base}.{hint} "
+    raise ConfigError(
+        f"no scene with id {short(sid)} in the sets {sets} under {base}.{hint} "
         f"Give a scene id (such as {all_ids[0]!r}) or the path of a .yaml file."
     )
 

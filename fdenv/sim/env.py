@@ -10,6 +10,7 @@ import numpy as np
 from gymnasium import spaces
 
 from .. import __version__
+from ..errors import ActionError, ConfigError, EnvStateError, FDBImportError, OptionsError, short, suggest
 from ..record import EpisodeRecord, PlayedClip, PlayedTurn
 from ..scene.schema import Scene
 from .detector import ActivityDetector
@@ -53,9 +54,10 @@ class RoomEnv(gym.Env):
     ## Action Space
 
     ``Box(-1, 1, (N,), float32)``, N = 1280 at 16 kHz or 1920 at 24 kHz: the assistant's audio
-    for the next frame. Any floating dtype is accepted and cast to float32; samples outside
-    [-1, 1] are clipped and counted in ``info["clipped_samples"]``. Integer PCM, other shapes,
-    NaN or inf raise ``ValueError``.
+    for the next frame. Any floating dtype (numpy, or a torch tensor of any float dtype, with or
+    without grad) is accepted and cast to float32; samples outside [-1, 1] are clipped and counted
+    in ``info["clipped_samples"]``. Integer PCM, other shapes, NaN or inf raise
+    ``fdenv.errors.ActionError`` (a ``ValueError``).
 
     ## Observation Space
 
@@ -114,14 +116,12 @@ class RoomEnv(gym.Env):
         render_mode: str | None = None,
     ):
         if sample_rate not in SAMPLE_RATES:
-            raise ValueError(f"sample_rate={sample_rate!r}: fdenv steps in 80 ms frames at one of {SAMPLE_RATES} Hz")
+            raise ConfigError(f"sample_rate={sample_rate!r}: fdenv steps in 80 ms frames at one of {SAMPLE_RATES} Hz")
         if render_mode not in (None, "rgb_array"):
-            raise ValueError(f"render_mode={render_mode!r}: valid render modes are None and 'rgb_array'")
-        try:
-            self._sched_cfg = SchedulerConfig(**(scheduler or {}))
-        except TypeError as e:
-            valid = list(SchedulerConfig.__dataclass_fields__)
-            raise ValueError(f"scheduler: {e}; valid fields are {valid}") from None
+            raise ConfigError(f"render_mode={render_mode!r}: valid render modes are None and 'rgb_array'")
+        if not isinstance(tts, str):
+            raise ConfigError(f"tts={tts!r}: expected the name of a TTS back end, 'espeak' (default) or 'kokoro'")
+        self._sched_cfg = _scheduler_config(scheduler)
         self.render_mode = render_mode
         self.sample_rate = sample_rate
         self.frame_samples = int(round(FRAME_S * sample_rate))
@@ -132,6 +132,7 @@ class RoomEnv(gym.Env):
         from ..render import Renderer
 
         self._renderer = Renderer(backend=tts, sample_rate=sample_rate)
+        _check_voices(self.scenes, self._replays, self._renderer)
         if self._room_spec is None:
             self.n_mics = 1
         else:
@@ -147,7 +148,7 @@ class RoomEnv(gym.Env):
     # ---- episode set-up ----------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         super().reset(seed=seed)
-        options = options or {}
+        options = _reset_options(options)
         self._scene = self._pick_scene(options.get("scene"))
         self._episode_seed = int(self.np_random.integers(2**31 - 1))
         scene, N, sr = self._scene, self.frame_samples, self.sample_rate
@@ -200,7 +201,7 @@ class RoomEnv(gym.Env):
         from .scheduler import in_samples
 
         if self._room_spec is not None:
-            raise ValueError(f"scene {scene.id!r} replays a fixed FDB recording: use room=None (anechoic)")
+            raise ConfigError(f"scene {scene.id!r} replays a fixed FDB recording: use room=None (anechoic)")
         N, sr = self.frame_samples, self.sample_rate
         audio = resample(audio16k, 16000, sr)
         index = {t.id: i for i, t in enumerate(scene.turns)}
@@ -232,16 +233,16 @@ class RoomEnv(gym.Env):
             return self.scenes[int(self.np_random.integers(len(self.scenes)))] if len(self.scenes) > 1 else self.scenes[0]
         if isinstance(choice, (int, np.integer)) and not isinstance(choice, bool):
             if not 0 <= choice < len(self.scenes):
-                raise ValueError(f"options['scene']={choice}: index out of range; this env has {len(self.scenes)} scenes")
+                raise OptionsError(f"options['scene']={choice}: index out of range; this env has {len(self.scenes)} scenes")
             return self.scenes[int(choice)]
         for s in self.scenes:
             if s.id == choice:
                 return s
-        import difflib
-
-        close = difflib.get_close_matches(str(choice), [s.id for s in self.scenes], n=3)
-        hint = f"; did you mean {close}?" if close else ""
-        raise ValueError(f"options['scene']={choice!r}: not a scene of this env ({len(self.scenes)} scenes){hint}")
+        if not isinstance(choice, str):
+            raise OptionsError(f"options['scene']={short(choice)}: expected a scene index (int) or a scene id (str), "
+                               f"got {type(choice).__name__}")
+        hint = suggest(choice, [s.id for s in self.scenes]) if len(choice) <= 200 else ""
+        raise OptionsError(f"options['scene']={short(choice)}: not a scene of this env ({len(self.scenes)} scenes){hint}")
 
     def _render_clips(self, scene: Scene) -> list[list[np.ndarray]]:
         from ..render import turn_clips, voice_map
@@ -297,16 +298,16 @@ class RoomEnv(gym.Env):
     # ---- stepping ----------------------------------------------------------------------
     def step(self, action):
         if self._done:
-            raise RuntimeError("step() called on a finished episode (or before reset()): call reset() first")
+            raise EnvStateError("step() called on a finished episode (or before reset()): call reset() first")
         N = self.frame_samples
-        a = action if type(action) is np.ndarray else np.asarray(action)
+        a = action if type(action) is np.ndarray else _action_array(action)
         if a.shape != (N,):
-            raise ValueError(
+            raise ActionError(
                 f"action: expected shape ({N},) (one 80 ms frame at {self.sample_rate} Hz), got {a.shape}"
             )
         if a.dtype.kind != "f":
             hint = " (int16 PCM: scale by 1/32768 and cast to float32)" if a.dtype.kind in "iu" else ""
-            raise ValueError(f"action: expected floating-point samples in [-1, 1], got dtype {a.dtype}{hint}")
+            raise ActionError(f"action: expected floating-point samples in [-1, 1], got dtype {a.dtype}{hint}")
         k = self._k + 1  # the frame this action plays in, and the frame returned
         lo = k * N
         if lo + 2 * N > self._cap:
@@ -316,7 +317,7 @@ class RoomEnv(gym.Env):
         n = 0
         if not max(a.max(), -a.min()) <= 1.0:  # also catches NaN
             if not np.isfinite(a).all():
-                raise ValueError("action: contains NaN or inf; expected finite samples in [-1, 1]")
+                raise ActionError("action: contains NaN or inf; expected finite samples in [-1, 1]")
             n = int(np.count_nonzero(np.abs(a) > 1.0))
             a = np.clip(a, -1.0, 1.0)
             self._clipped += n
@@ -435,19 +436,21 @@ class RoomEnv(gym.Env):
 def _resolve_scenes(scene, scene_set, split) -> tuple[list[Scene], dict]:
     """The env's scenes, and the replay data (fixed input, gold times) of imported FDB samples."""
     if scene is not None and scene_set is not None:
-        raise ValueError("give either scene= or scene_set=, not both")
+        raise ConfigError("give either scene= or scene_set=, not both")
     if scene_set is not None:
         from ..scene import load_set
 
         scenes = load_set(scene_set, split)
         if not scenes:
-            raise ValueError(f"scene_set={scene_set!r}, split={split!r}: no scenes")
+            raise ConfigError(f"scene_set={scene_set!r}, split={split!r}: no scenes")
         return scenes, {}
     if scene is None:  # the first shipped turn-taking scene of the split
         from ..scene import load_set
 
         return load_set("turn_taking", split)[:1], {}
     items = scene if isinstance(scene, (list, tuple)) else [scene]
+    if not items:
+        raise ConfigError("scene=[]: an empty list; give a scene, a scene id, a path, a list of them, or use scene_set=")
     out, replays = [], {}
     for item in items:
         if isinstance(item, str) and item.startswith("fdb:"):
@@ -466,7 +469,7 @@ def _resolve_scenes(scene, scene_set, split) -> tuple[list[Scene], dict]:
 
             out.append(find_scene(item))
         else:
-            raise ValueError(f"scene: expected a Scene, a scene id or a path to a scene file, got {type(item).__name__}")
+            raise ConfigError(f"scene: expected a Scene, a scene id or a path to a scene file, got {type(item).__name__}")
     return out, replays
 
 
@@ -478,10 +481,10 @@ def _load_fdb(path: str) -> list[tuple]:
 
     p = Path(path)
     if not p.exists():
-        raise ValueError(f"scene='fdb:{path}': no such folder; give a downloaded Full-Duplex-Bench task or sample folder")
+        raise FDBImportError(f"scene='fdb:{path}'", "folder", "no such folder; give a downloaded Full-Duplex-Bench task or sample folder")
     loaded = [load_fdb_task(p)] if (p / "input.wav").is_file() else load_fdb_tasks(p)
     if not loaded:
-        raise ValueError(f"scene='fdb:{path}': no FDB samples (folders with input.wav) found")
+        raise FDBImportError(f"scene='fdb:{path}'", "folder", "no FDB samples (folders with input.wav) found")
     return loaded
 
 
@@ -496,6 +499,68 @@ class _FixedSchedule:
 
     def advance(self, j, loud, active, onset) -> None:
         pass
+
+
+def _check_voices(scenes, replays, renderer) -> None:
+    """Pinned voices checked when the env is made, not at the first reset that meets the scene."""
+    from ..errors import SceneError
+
+    voices = None
+    for sc in scenes:
+        if sc.id in replays:
+            continue
+        pinned = [(f"speakers[{i}].voice", s.voice) for i, s in enumerate(sc.speakers) if s.voice is not None]
+        pinned += [("duty_voice", sc.duty_voice)] if getattr(sc, "duty_voice", None) is not None else []
+        for field, voice in pinned:
+            voices = renderer.voices if voices is None else voices
+            if voice not in voices:
+                raise SceneError(f"scene {sc.id!r}", field, f"unknown voice {voice!r} for TTS back end "
+                                 f"{renderer.backend_name!r}{suggest(voice, voices)}; valid voices: {', '.join(voices)}")
+
+
+RESET_OPTIONS = ("scene",)  # the keys reset(options=...) understands
+
+
+def _reset_options(options) -> dict:
+    from collections.abc import Mapping
+
+    if options is None:
+        return {}
+    if not isinstance(options, Mapping):
+        raise OptionsError(f"options={short(options)}: expected a dict such as {{'scene': 0}} or None")
+    for key in options:
+        if key not in RESET_OPTIONS:
+            raise OptionsError(f"options[{short(key)}]: unknown option{suggest(key, RESET_OPTIONS)} "
+                               f"(reset understands {list(RESET_OPTIONS)})")
+    return dict(options)
+
+
+def _action_array(action) -> np.ndarray:
+    """An action given as something other than a numpy array (a list, a torch tensor)."""
+    if hasattr(action, "detach") and hasattr(action, "numpy"):  # torch: no grad, on the CPU, a numpy dtype
+        t = action.detach().cpu()
+        if t.is_floating_point() and str(t.dtype) not in ("torch.float32", "torch.float64"):
+            t = t.float()  # bfloat16 / float16 have no (or no safe) numpy twin; float32 holds them exactly
+        return t.numpy()
+    try:
+        return np.asarray(action)
+    except (TypeError, ValueError) as e:
+        raise ActionError(f"action: expected an array of float samples in [-1, 1], got {type(action).__name__} "
+                          f"that numpy cannot read ({e})") from None
+
+
+def _scheduler_config(scheduler) -> SchedulerConfig:
+    from collections.abc import Mapping
+
+    valid = list(SchedulerConfig.__dataclass_fields__)
+    if scheduler is None:
+        return SchedulerConfig()
+    if not isinstance(scheduler, Mapping):
+        raise ConfigError(f"scheduler={scheduler!r}: expected a dict of settings (seconds), keys among {valid}")
+    for key in scheduler:
+        if key not in valid:
+            raise ConfigError(f"scheduler.{key}: unknown setting{suggest(key, valid)} (valid fields are {valid})")
+    return SchedulerConfig(**scheduler)
 
 
 def _room_spec(room):

@@ -31,6 +31,29 @@ class SchedulerConfig:
     interrupt_timeout_s: float = KNOBS["interrupt_timeout_s"]
     tail_s: float = KNOBS["tail_s"]
 
+    def __post_init__(self):
+        # Checked here, at construction: a bad value would otherwise surface hundreds of steps
+        # later (a string in arithmetic), never end an episode (tail_s=1e9) or silently shorten it.
+        from ..errors import ConfigError
+
+        for name, f in self.__dataclass_fields__.items():
+            if not isinstance(f.default, float):
+                continue  # only the time settings (seconds) are checked here
+            value = getattr(self, name)
+            lo, hi = _SECONDS_RANGE.get(name, _SECONDS_RANGE[None])
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+                raise ConfigError(f"scheduler.{name}={value!r}: expected a finite number of seconds in [{lo}, {hi}], "
+                                  f"e.g. the default {f.default}")
+            if not lo <= value <= hi:
+                raise ConfigError(f"scheduler.{name}={value!r}: out of range; use seconds in [{lo}, {hi}] "
+                                  f"(default {f.default})")
+            object.__setattr__(self, name, float(value))
+
+
+# Seconds each scheduler setting may take: wide enough for any scene, bounded so that an episode ends
+# (and fits in memory). A zero wait or idle is allowed; negative times are not.
+_SECONDS_RANGE = {None: (0.0, 120.0), "tail_s": (0.0, 30.0), "response_idle_s": (0.08, 30.0)}
+
 
 @dataclass
 class ScheduledClip:
