@@ -13,6 +13,10 @@ from .windows import played_windows
 COLORS = {"ctx": "#9aa5b1", "pause": "#f0a202", "monologue": "#7cb518", "final": "#2364aa", "interrupt": "#d7263d",
           "duty": "#6c757d", "T": "#2364aa", "N1": "#8e44ad", "N2": "#8e44ad", "N3": "#8e44ad", "N4Q": "#16a085",
           "N4R": "#e67e22"}
+# What each colour means (the picture's legend, the README's and the episode browser's).
+MEANINGS = {"ctx": "context", "pause": "turn with a pause", "monologue": "monologue", "final": "final turn (answer it)",
+            "interrupt": "barge-in", "duty": "duty (instructions)", "T": "request to the assistant",
+            "N1": "talk not for the assistant (N1-N3)", "N4Q": "question to the assistant", "N4R": "human resolves it"}
 
 
 def _figure(width_in: float, height_in: float):
@@ -30,12 +34,46 @@ def scored_windows(record: EpisodeRecord) -> list[tuple[float, float, str]]:
     return [(w.start, w.end, w.label) for w in played_windows(record.turns)]
 
 
+def episode_title(record: EpisodeRecord, line: dict | None = None, run_label: str | None = None) -> str:
+    """``scene (kind) | agent | room | headline score``: what a picture needs to stand on its own."""
+    room = (record.config or {}).get("room") or {}
+    parts = [f"{record.scene.id} ({record.scene.kind})"]
+    if run_label:
+        parts.append(run_label)
+    parts.append(f"room {room.get('preset', 'custom') if isinstance(room, dict) and room else 'anechoic'}")
+    if line is not None:
+        score = headline_score(line)
+        if score:
+            parts.append(score)
+    return " | ".join(parts)
+
+
+def headline_score(line: dict) -> str:
+    """An episode's main scores in a few words (paper profile), from its run-folder line."""
+    fdb = (line.get("fdb") or {}).get("paper")
+    if fdb:
+        keys = [("to", "TO"), ("latency_s", "latency"), ("stop_latency_s", "stop"), ("relevance", "relevance"),
+                ("freq_hz", "freq/s")]
+        return ", ".join(f"{name} {fdb[k]:.2f}" if isinstance(fdb[k], float) else f"{name} {fdb[k]}"
+                         for k, name in keys if fdb.get(k) is not None)
+    mpe = line.get("mpe")
+    if mpe:
+        return (f"presence {mpe['presence']}/{mpe['requests']}, silence {mpe['silence_preserved']}/"
+                f"{mpe['silence_windows']}, yielded {mpe['yielded']}/{mpe['yield_eligible']}")
+    return ""
+
+
+def lanes(record: EpisodeRecord) -> dict[str, int]:
+    """The picture's lanes, top to bottom: each human who spoke, then the assistant (y values)."""
+    names = [s.name for s in record.scene.speakers if any(c.speaker == s.name for c in record.clips)] + ["assistant"]
+    return {name: len(names) - 1 - i for i, name in enumerate(names)}
+
+
 def episode_figure(record: EpisodeRecord, title: str | None = None):
-    """A matplotlib figure of one episode."""
-    humans = [s.name for s in record.scene.speakers if any(c.speaker == s.name for c in record.clips)]
-    lanes = humans + ["assistant"]
-    fig, ax = _figure(max(8.0, record.duration / 2.5), 0.55 * len(lanes) + 1.4)
-    y = {name: len(lanes) - 1 - i for i, name in enumerate(lanes)}
+    """A matplotlib figure of one episode, with a legend of the colours it uses."""
+    y = lanes(record)
+    names = list(y)
+    fig, ax = _figure(max(8.0, record.duration / 2.5), 0.55 * len(names) + 2.0)
     label_of = {t.id: t.label for t in record.turns}
     for start, end, name in scored_windows(record):
         ax.axvspan(start, end, color=COLORS.get(name, "#cccccc"), alpha=0.08, lw=0)
@@ -54,14 +92,32 @@ def episode_figure(record: EpisodeRecord, title: str | None = None):
     level = (env + 60) / 60  # 0..1
     times = np.arange(len(level)) * hop / sr
     ax.fill_between(times, y["assistant"] - 0.4 * level, y["assistant"] + 0.4 * level, color="#111111", lw=0)
-    ax.set_yticks([y[n] for n in lanes], lanes)
+    ax.set_yticks([y[n] for n in names], names)
     ax.set_xlim(0, record.duration)
-    ax.set_ylim(-0.8, len(lanes) - 0.2)
+    ax.set_ylim(-0.8, len(names) - 0.2)
     ax.set_xlabel("time (s, microphone 0)")
     ax.set_title(title or f"{record.scene.id} ({record.scene.kind})", fontsize=10)
     ax.grid(axis="x", alpha=0.3)
+    _legend(ax, {label_of.get(c.turn_id, "") for c in record.clips}, bool(scored_windows(record)))
     fig.tight_layout()
     return fig
+
+
+def _legend(ax, labels: set, shaded: bool) -> None:
+    from matplotlib.patches import Patch
+
+    handles, seen = [], set()
+    for label, meaning in MEANINGS.items():
+        if label in labels or (label == "N1" and labels & {"N2", "N3"}):
+            if meaning not in seen:
+                seen.add(meaning)
+                handles.append(Patch(color=COLORS[label], label=meaning))
+    handles.append(Patch(color="#111111", label="assistant level"))
+    if shaded:
+        handles.append(Patch(color="#2364aa", alpha=0.15, label="shaded: scored window"))
+    handles.append(ax.plot([], [], color="k", lw=0.8, label="transition-relevance place (TRP)")[0])
+    ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.32), ncol=min(len(handles), 5),
+              fontsize=7, frameon=False)
 
 
 def episode_rgb(record: EpisodeRecord) -> np.ndarray:
@@ -75,10 +131,10 @@ def episode_rgb(record: EpisodeRecord) -> np.ndarray:
     return img
 
 
-def episode_png(record: EpisodeRecord, path: str | Path) -> Path:
+def episode_png(record: EpisodeRecord, path: str | Path, title: str | None = None) -> Path:
     import matplotlib.pyplot as plt
 
-    fig = episode_figure(record)
+    fig = episode_figure(record, title)
     fig.savefig(path)
     plt.close(fig)
     return Path(path)
@@ -89,20 +145,21 @@ def metric_bars(summaries: list[dict], path: str | Path, profile: str = "paper")
     ``fdenv.report.run_summary``."""
     import matplotlib.pyplot as plt
 
-    from .report import HEADLINE, MPE_HEADLINE, mpe_values
+    from .report import HEADLINE, MPE_HEADLINE, label_runs, mpe_values
 
+    label_runs(summaries)  # every bar names what differs between the runs
     panels: dict[tuple[str, str], list[tuple[str, dict]]] = {}
     for s in summaries:
         for dim, entry in s["fdb"].get("dimensions", {}).items():
             for key, label in HEADLINE.get(dim, []):
                 e = entry.get(profile, {}).get(key)
                 if e and e.get("value") is not None:
-                    panels.setdefault((dim, label), []).append((s["agent"], e))
+                    panels.setdefault((dim, label), []).append((s["label"], e))
         values = mpe_values(s)
         for key, label in MPE_HEADLINE:
             e = values.get(key)
             if e and e.get("value") is not None:
-                panels.setdefault(("multi-party", label), []).append((s["agent"], e))
+                panels.setdefault(("multi-party", label), []).append((s["label"], e))
     if not panels:
         raise ValueError("no scored metrics in these runs to plot")
     n = len(panels)
@@ -118,7 +175,7 @@ def metric_bars(summaries: list[dict], path: str | Path, profile: str = "paper")
         lo = np.array([b[1].get("lo", b[1]["value"]) if b[1].get("lo") is not None else b[1]["value"] for b in bars])
         hi = np.array([b[1].get("hi", b[1]["value"]) if b[1].get("hi") is not None else b[1]["value"] for b in bars])
         ax.bar(range(len(bars)), vals, yerr=[vals - lo, hi - vals], capsize=3, color="#2364aa")
-        ax.set_xticks(range(len(bars)), names, rotation=30, fontsize=8)
+        ax.set_xticks(range(len(bars)), names, rotation=30, ha="right", fontsize=7)
         ax.set_title(f"{dim}: {label}", fontsize=9)
     for ax in list(axes.flat)[n:]:
         ax.axis("off")

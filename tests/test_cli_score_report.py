@@ -78,3 +78,64 @@ def test_bad_folders(tmp_path, capsys):
     assert report.main([str(tmp_path)]) == 2
     assert score.main([str(tmp_path)]) == 2
     assert "not" in capsys.readouterr().err
+
+
+def _config(agent, room=None, **knobs):
+    return {"agent": {"name": agent, **knobs}, "env": {"sample_rate": 16000, "tts": "espeak", "room": room,
+                                                      "scheduler": {"wait_s": 5.0}},
+            "scenes": {"set": "turn_taking", "split": "test"},
+            "scoring": {"FDBScore": {"profiles": ["paper"], "min_speech_ms": 250}}}
+
+
+def test_labels_name_what_differs_between_runs():
+    from fdenv.report import run_labels
+
+    office = {"preset": "office", "rt60": 0.5, "echo_gain": 0.0}
+    configs = [_config("cascade", endpoint_silence_ms=300, vad_threshold=0.5),
+               _config("cascade", office, endpoint_silence_ms=900, vad_threshold=0.5),
+               _config("oracle", {**office, "echo_gain": 0.5}),
+               _config("oracle", office)]
+    assert run_labels(configs) == ["cascade endpoint_silence_ms=300 room=anechoic",
+                                   "cascade endpoint_silence_ms=900 room=office echo_gain=0",
+                                   "oracle room=office echo_gain=0.5",  # the preset's own rt60 goes unsaid
+                                   "oracle room=office echo_gain=0"]
+    tts = _config("oracle")
+    tts["env"]["tts"] = "kokoro"
+    scoring = _config("oracle")
+    scoring["scoring"]["FDBScore"]["min_speech_ms"] = 500
+    behaviour = _config("oracle")
+    behaviour["env"]["scheduler"]["wait_s"] = 2.0
+    assert run_labels([_config("oracle"), tts, scoring, behaviour]) == [
+        "oracle wait_s=5 tts=espeak min_speech_ms=250", "oracle wait_s=5 tts=kokoro min_speech_ms=250",
+        "oracle wait_s=5 tts=espeak min_speech_ms=500", "oracle wait_s=2 tts=espeak min_speech_ms=250"]
+    # nothing a label can name differs (fdenv's source did): the run keys tell the rows apart
+    same = [{**_config("oracle"), "_key": "aaa"}, {**_config("oracle"), "_key": "bbb"}]
+    assert run_labels(same) == ["oracle [aaa]", "oracle [bbb]"]
+    # one agent over two scene sets: the dimension column tells the rows apart
+    other_set = {**_config("oracle"), "scenes": {"set": "pause", "split": "test"}, "_key": "ccc"}
+    assert run_labels([same[0], other_set]) == ["oracle", "oracle"]
+
+
+def test_report_reads_multirun_folders_and_writes_rows(folders, tmp_path, capsys):
+    import csv
+
+    sweep = tmp_path / "multirun"
+    for i, f in enumerate(folders):  # what fdenv-run -m leaves: one job folder each
+        (sweep / str(i)).mkdir(parents=True)
+        (sweep / str(i) / "run_folders.json").write_text(json.dumps([str(f)]))
+    assert report.main([str(sweep), "--resamples", "200", "--json", str(tmp_path / "r.json"),
+                        "--csv", str(tmp_path / "r.csv")]) == 0
+    out = capsys.readouterr().out
+    assert "scripted *" in out and "oracle *" in out
+    rows = json.loads((tmp_path / "r.json").read_text())
+    with open(tmp_path / "r.csv", newline="") as f:
+        assert list(csv.DictReader(f))[0].keys() == rows[0].keys()
+    assert {r["run"] for r in rows} == {f.name for f in folders}
+    tor = [r for r in rows if r["metric"] == "tor" and r["profile"] == "paper"]
+    assert len(tor) == 2 and all(r["dimension"] == "pause_handling" and r["lo"] <= r["value"] <= r["hi"] for r in tor)
+    # one row per (run, dimension, metric) and profile: no duplicates
+    assert len({(r["run"], r["dimension"], r["profile"], r["condition"], r["metric"]) for r in rows}) == len(rows)
+    # the folder that holds the run folders works too, and a folder of nothing says what it wants
+    assert report.main([str(folders[0].parent), "--resamples", "200"]) == 0
+    assert report.main([str(tmp_path / "empty")]) == 2
+    assert f"no run folders in {tmp_path / 'empty'}" in capsys.readouterr().err

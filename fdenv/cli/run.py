@@ -173,7 +173,7 @@ def main() -> None:
             sys.exit(2)
         # The sweep's report (ReportCallback) finds each job's run folders here.
         out = Path(HydraConfig.get().runtime.output_dir)
-        (out / FOLDERS_FILE).write_text(json.dumps([str(f) for f in folders]))
+        (out / FOLDERS_FILE).write_text(json.dumps([str(f.resolve()) for f in folders]))  # fdenv-report finds them
         print_runs(folders)
         if value is not None:
             print(f"objective {value:.4f}")
