@@ -17,10 +17,10 @@ REPO = Path(__file__).resolve().parent.parent
 NUM = r" *\d+\.\d+"
 LINES = {
     "cart": rf"CartPole-v1 step {NUM} us",
-    "step": rf"fdenv/TurnTaking-v0 step {NUM} us   ratio {NUM}x  \(target <= 4x\)",
+    "step": rf"fdenv/TurnTaking-v0 step {NUM} us   ratio {NUM}x  \(target <= 2x\)",
     "room": r"  with room \{.*\}",
-    "silent": rf"    silent agent {NUM} us   ratio {NUM}x  \(target <= 15x\)",
-    "speaking": rf"    speaking agent \(echo each step\){NUM} us   ratio {NUM}x",
+    "silent": rf"    silent agent {NUM} us   ratio {NUM}x  \(target <= 4x\)",
+    "speaking": rf"    speaking agent \(echo each step\){NUM} us   ratio {NUM}x  \(target <= 8x\)",
     "reset": rf"reset, warm clip cache {NUM} ms  \(target < 20 ms\)",
     "render": rf"render a cold 60 s scene \(espeak\) {NUM} s   \(target < 1 s\)",
 }

@@ -138,3 +138,30 @@ def test_room_async_vector_env():
         obs, *_ = envs.step(np.full((4, N), 0.05, np.float32))
     assert np.isfinite(obs).all()
     envs.close()
+
+
+def test_reused_buffers_leave_no_trace_of_the_last_episode():
+    """The env keeps its microphone and assistant buffers between episodes (zeroing what was
+    written): an episode after a speaking one equals the same episode in a fresh env, and a
+    finished episode's record is not touched by the next one."""
+    room = {"preset": "office", "mics": "circular4", "echo_gain": 0.5}
+    loud = (0.2 * np.random.default_rng(0).standard_normal(1280)).astype(np.float32)
+
+    def episode(env, seed, action, steps=None):
+        obs, _ = env.reset(seed=seed)
+        out = [obs]
+        while True:
+            obs, _, term, trunc, info = env.step(action)
+            out.append(obs)
+            if term or trunc or (steps is not None and len(out) > steps):
+                return np.concatenate(out, axis=1), info.get("record")
+
+    used = gym.make("fdenv/TurnTaking-v0", room=room)
+    _, rec = episode(used, 1, loud)
+    kept = (rec.assistant.copy(), rec.mic0.copy())
+    again, _ = episode(used, 2, np.zeros(1280, np.float32), steps=300)
+    fresh, _ = episode(gym.make("fdenv/TurnTaking-v0", room=room), 2, np.zeros(1280, np.float32), steps=300)
+    np.testing.assert_array_equal(again, fresh)
+    np.testing.assert_array_equal(rec.assistant, kept[0])
+    np.testing.assert_array_equal(rec.mic0, kept[1])
+    assert np.abs(rec.assistant).max() > 0.1

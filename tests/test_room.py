@@ -203,7 +203,7 @@ def test_echo_equals_full_convolution(sr):
     x = (0.3 * rng.standard_normal(frames * n)).astype(np.float32)
     echo = room.echo_path(n)
     y = np.concatenate([echo.push(x[i * n:(i + 1) * n]) for i in range(frames)], axis=1)
-    ir = room.ir(ASSISTANT).astype(np.float64) * 0.5
+    ir = room.ir(ASSISTANT)[:, : echo.ir_length].astype(np.float64) * 0.5  # the echo's own cut
     ref = np.stack([np.convolve(x.astype(np.float64), ir[m])[: frames * n] for m in range(room.n_mics)])
     assert y.shape == (4, frames * n) and y.dtype == np.float32
     np.testing.assert_allclose(y, ref, atol=1e-5 * np.max(np.abs(ref)))

@@ -29,8 +29,16 @@ keeping a room of five sources and four microphones around 0.2 s; the correction
 remaining truncation bias. (Sabine's own order, ``c * rt60 / R``, costs 5-20x more; order 10
 covers only the first ~15 dB.)
 
-Length. All sources share one IR length (``ir_length``): the IRs end where the energy decay
-curve (Schroeder) of every source at every microphone has fallen by 60 dB.
+Length and precision. All sources share one IR length (``ir_length``): the IRs end where the
+energy decay curve (Schroeder) of every source at every microphone has fallen by ``IR_TAIL_DB``
+(68 dB). The cut tail is mostly low frequencies, so a speech signal loses more than the tail's
+share of energy: at a 60 dB cut, speech through a talker's IRs was off by -46 to -58 dB; at 68 dB
+by -56 to -70 dB. The echo path (computed on every step the assistant speaks) ends where the
+loudspeaker's own curves have fallen by ``ECHO_TAIL_DB`` (60 dB): its direct sound dominates, so
+that comes 10-30 % earlier, and speech plus noise through it is off by -54 to -58 dB. IRs,
+convolution and echo are single precision (-128 dB on their own). Checked against the exact
+computation (double precision, untruncated IRs: ``exact_irs``) with a -50 dB bound in
+``tests/test_room_exact.py``.
 
 Determinism. Before every impulse-response computation the numpy global RNG and
 pyroomacoustics' package RNG (numpy and libroom parts) are seeded from the episode seed, and
@@ -64,7 +72,8 @@ CALIBRATION_RATE = 16000
 ORDER_COVERAGE = 0.45
 ORDER_RANGE = (6, 40)
 _REF_DISTANCE = 1.0
-IR_TAIL_DB = 60.0  # impulse responses end where every energy decay curve is this far down
+IR_TAIL_DB = 68.0  # impulse responses end where every energy decay curve is this far down ...
+ECHO_TAIL_DB = 60.0  # ... and the echo path where the loudspeaker's are (see "Length" above)
 
 
 # ---------------------------------------------------------------------- pyroomacoustics glue
@@ -240,27 +249,47 @@ class RoomSim:
         self.max_order = image_order(spec)
         self.absorption, self.probe_rt60 = absorption_for(spec, self.max_order)
         self.filter_delay = filter_delay_samples()
+        self._sources = (names, pos)
         rirs = _room_irs(spec, self.absorption, self.max_order, np.array(pos), self.mic_positions, fs,
                          self.seed, "irs")
         # Cut every IR where the last of them has decayed by IR_TAIL_DB (Schroeder curve): the
         # image-source tail beyond that is inaudible and costs convolution and echo partitions.
-        L = 1
-        for per_src in rirs:
-            for h in per_src:
-                edc = schroeder_edc_db(h)
-                below = np.flatnonzero(edc <= -IR_TAIL_DB)
-                L = max(L, int(below[0]) + 1 if below.size else len(h))
+        L = max(1, max(_decay_length(h, IR_TAIL_DB) for per_src in rirs for h in per_src))
         self.ir_length = L
         self._irs = {}
-        mic0 = self.mic_positions[:, 0]
         for name, p, per_src in zip(names, pos, rirs):
-            # pyroomacoustics' amplitudes are 1 / distance (no 4 pi): scale to 1 at the reference.
-            scale = float(np.linalg.norm(p - mic0)) if name == ASSISTANT else _REF_DISTANCE
+            scale = self._scale(name, p)
             arr = np.zeros((self.n_mics, L), dtype=np.float32)
             for m, h in enumerate(per_src):
                 h = h[:L]
                 arr[m, : len(h)] = h * scale
             self._irs[name] = _cache.frozen(arr)
+        # The echo path ends where the loudspeaker's own decay curves are ECHO_TAIL_DB down: close
+        # to the array its direct sound dominates, so that comes a partition or more before the
+        # talkers' (each partition costs a multiply-add per microphone on every speaking step).
+        echo = self._irs[ASSISTANT]
+        self._echo_length = max(1, max(_decay_length(h, ECHO_TAIL_DB) for h in echo.astype(np.float64)))
+
+    def _scale(self, name: str, p) -> float:
+        # pyroomacoustics' amplitudes are 1 / distance (no 4 pi): scale to 1 at the reference.
+        return float(np.linalg.norm(np.asarray(p) - self.mic_positions[:, 0])) if name == ASSISTANT else _REF_DISTANCE
+
+    def exact_irs(self) -> dict[str, np.ndarray]:
+        """Every source's impulse responses as simulated, untruncated and in double precision
+        ``{name: (n_mics, L)}`` (the same seeded computation; for checking the truncated,
+        single-precision ones the room uses)."""
+        if not self.simulated:
+            return {name: np.ones((1, 1)) for name in self._irs}
+        names, pos = self._sources
+        rirs = _room_irs(self.spec, self.absorption, self.max_order, np.array(pos), self.mic_positions,
+                         self.sample_rate, self.seed, "irs")
+        out = {}
+        for name, p, per_src in zip(names, pos, rirs):
+            arr = np.zeros((self.n_mics, max(len(h) for h in per_src)))
+            for m, h in enumerate(per_src):
+                arr[m, : len(h)] = h * self._scale(name, p)
+            out[name] = arr
+        return out
 
     # ------------------------------------------------------------------ geometry
     def _check(self, name: str) -> None:
@@ -325,6 +354,8 @@ class RoomSim:
         if gain < 0 or not math.isfinite(gain):
             raise ValueError(f"room: echo_gain: {gain} is out of range; expected [0, 10]")
         ir = self._irs[ASSISTANT]
+        if self.simulated:
+            ir = ir[:, : self._echo_length]
         spectra = None
         if gain != 0.0 and ir.shape[1] > 1:
             k = (int(frame_samples), gain)
@@ -405,6 +436,13 @@ class RoomSim:
     def __repr__(self) -> str:
         return (f"RoomSim(preset={self.spec.preset!r}, mics={self.spec.mics!r}, n_mics={self.n_mics}, "
                 f"speakers={list(self.speakers)}, seed={self.seed}, sample_rate={self.sample_rate})")
+
+
+def _decay_length(h: np.ndarray, db: float) -> int:
+    """Samples of ``h`` up to where its energy decay curve (Schroeder) has fallen by ``db``: what is
+    cut after that holds 10^(-db/10) of the impulse response's energy."""
+    below = np.flatnonzero(schroeder_edc_db(h) <= -db)
+    return int(below[0]) + 1 if below.size else len(h)
 
 
 def room_key(spec: RoomSpec, speakers: Sequence[str], seed: int, sample_rate: int,

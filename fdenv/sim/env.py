@@ -17,6 +17,11 @@ from .detector import ActivityDetector
 from .labels import Labeler
 from .scheduler import Scheduler, SchedulerConfig
 
+try:  # the ufunc itself: np.clip's Python wrapper costs twice a frame's clipping
+    from numpy._core.umath import clip as _clip
+except ImportError:  # pragma: no cover - numpy < 2
+    _clip = np.clip
+
 FRAME_S = 0.08
 BABBLE_TEXTS = (
     "The meeting moved to Thursday because half of the team was travelling.",
@@ -167,8 +172,7 @@ class RoomEnv(gym.Env):
         self._detector = ActivityDetector(N, sr)
         expected = sum(map(sum, durations)) + int(sr * (30 + 25 * len(scene.turns)))
         self._cap = int(math.ceil(expected / N) + 2) * N
-        self._mic = np.zeros((self.n_mics, self._cap), np.float32)
-        self._assistant = np.zeros(self._cap, np.float32)
+        self._clear_buffers(self.n_mics)
         self._placed = 0  # scheduler clips already mixed into the microphone buffer
         self._turns_seen = 0
         self._played_turns: list[PlayedTurn] = []
@@ -176,6 +180,22 @@ class RoomEnv(gym.Env):
         self._start_episode()
         labels = self._advance(0, self._assistant[:N])
         return self._mic[:, :N].copy(), self._reset_info(labels)
+
+    def _clear_buffers(self, n_mics: int) -> None:
+        """Zeroed microphone and assistant buffers of at least ``self._cap`` samples. The last
+        episode's are reused, zeroing only what it wrote: fresh ``np.zeros`` pages are faulted in
+        one frame at a time during ``step``, which cost more than the rest of a room step."""
+        mic = getattr(self, "_mic", None)
+        if mic is not None and mic.shape[0] == n_mics and mic.shape[1] >= self._cap:
+            used = min(mic.shape[1], max(self._used, (self._k + 2) * self.frame_samples))
+            mic[:, :used] = 0
+            self._assistant[:used] = 0
+            self._cap = mic.shape[1]
+        else:
+            self._mic = np.zeros((n_mics, self._cap), np.float32)
+            self._assistant = np.zeros(self._cap, np.float32)
+        self._used = 0  # samples of the buffers written beyond the current frame (clips)
+        self._k = 0
 
     def _start_episode(self) -> None:
         self._k = 0
@@ -211,9 +231,9 @@ class RoomEnv(gym.Env):
         end = max(ends) + int(round(self._sched_cfg.tail_s * sr))
         self._sched = _FixedSchedule(math.ceil(end / N))
         self._cap = (self._sched.n_frames + 2) * N
-        self._mic = np.zeros((1, self._cap), np.float32)
+        self._clear_buffers(1)
         self._mic[0, : len(audio)] = audio
-        self._assistant = np.zeros(self._cap, np.float32)
+        self._used = len(audio)
         self._labeler = Labeler(scene, sr, N, self._sched_cfg)
         for t in self._played_turns:
             self._labeler.add_turn(index[t.id], int(round(t.start * sr)), int(round(t.end * sr)),
@@ -290,7 +310,7 @@ class RoomEnv(gym.Env):
         """Echo of the assistant's frame j, and noise, into the microphones during frame j."""
         N = self.frame_samples
         mic = self._mic[:, j * N : (j + 1) * N]
-        mic += self._echo.push(frame)
+        self._echo.add_to(frame, mic)
         if self._noise is not None:
             lo = (j * N) % self._noise.shape[1]
             mic += self._noise[:, lo : lo + N]
@@ -348,7 +368,7 @@ class RoomEnv(gym.Env):
         if self._room is not None:
             self._room_frame(j, frame)
         mic = self._mic[:, lo : lo + N]
-        np.clip(mic, -1.0, 1.0, out=mic)
+        _clip(mic, -1.0, 1.0, out=mic)
         labels = self._labeler.frame(j, active, onset)
         if self._doa is not None:
             labels["doa"] = dict(self._doa)  # fresh per step: users keep what they get
@@ -380,6 +400,7 @@ class RoomEnv(gym.Env):
             while end > self._cap:
                 self._grow()
             self._mic[:, c.start : end] += audio
+            self._used = max(self._used, end)
             self._labeler.add_clip(c.start + d, c.start + d + c.length, turn.speaker)
             self._played_clips.append(PlayedClip(turn.id, c.piece, turn.speaker, (c.start + d) / sr,
                                                  (c.start + d + c.length) / sr, turn.pieces[c.piece].text))
@@ -397,14 +418,14 @@ class RoomEnv(gym.Env):
             scene=self._scene,
             sample_rate=self.sample_rate,
             frame_samples=self.frame_samples,
-            assistant=self._assistant[:n],
+            assistant=self._assistant[:n].copy(),  # the buffers are reused by the next episode
             turns=self._played_turns,
             clips=self._played_clips,
             n_frames=n_frames,
             seed=self._episode_seed,
             config=self.result_config(),
             versions={"fdenv": __version__, "tts": self._renderer.version},
-            mic0=self._mic[0, :n],
+            mic0=self._mic[0, :n].copy(),
             replay=self._is_replay,
         )
 

@@ -1,0 +1,64 @@
+"""The room's shortcuts against the exact computation: impulse responses cut where their decay
+curves are 60 dB down and everything in single precision, versus double precision over the
+untruncated impulse responses (``RoomSim.exact_irs``). The talkers' and the echo's signals at the
+microphones must stay within -50 dB of the signal (error energy over signal energy)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from fdenv.room import ASSISTANT, build_room, preset_names
+
+from .test_room import speech_like
+
+SR = 16000
+N = 1280
+BOUND_DB = -50.0
+
+
+def error_db(y: np.ndarray, ref: np.ndarray) -> float:
+    """Energy of ``y - ref`` relative to the energy of ``ref``, over all microphones, in dB."""
+    ref = np.asarray(ref, np.float64)
+    err = np.asarray(y, np.float64) - ref
+    return float(10 * np.log10(np.sum(err * err) / np.sum(ref * ref)))
+
+
+def exact_convolution(x: np.ndarray, irs: np.ndarray) -> np.ndarray:
+    from scipy.signal import fftconvolve
+
+    return np.stack([fftconvolve(np.asarray(x, np.float64), h) for h in irs])
+
+
+ROOMS = [p for p in preset_names() if p != "anechoic"]
+
+
+@pytest.mark.parametrize("preset", ROOMS)
+def test_talkers_within_50db_of_the_exact_convolution(preset):
+    room = build_room({"preset": preset, "mics": "circular4"}, ["a", "b"], 7, SR)
+    exact = room.exact_irs()
+    assert exact["a"].dtype == np.float64 and exact["a"].shape[1] >= room.ir_length
+    clip = speech_like(SR, 3.0, np.random.default_rng(1)).astype(np.float32)
+    for name in ("a", "b"):
+        y = room.convolve(name, clip)
+        ref = exact_convolution(clip, exact[name])
+        y_full = np.zeros_like(ref)
+        y_full[:, : y.shape[1]] = y  # what the room drops past its impulse responses' end counts as error
+        assert error_db(y_full, ref) < BOUND_DB, (preset, name, error_db(y_full, ref))
+
+
+@pytest.mark.parametrize("preset", ROOMS)
+def test_echo_within_50db_of_the_exact_convolution(preset):
+    gain = 0.5
+    room = build_room({"preset": preset, "mics": "circular4", "echo_gain": gain}, ["a"], 11, SR)
+    rng = np.random.default_rng(2)
+    # speech, a pause (the tail rings on), then full-band noise: what a speaking agent plays
+    x = np.concatenate([speech_like(SR, 2.0, rng), np.zeros(SR // 2), 0.05 * rng.standard_normal(SR)])
+    frames = -(-len(x) // N) + 8
+    x = np.pad(x, (0, frames * N - len(x))).astype(np.float32)
+    echo = room.echo_path(N)
+    y = np.concatenate([echo.push(x[i * N : (i + 1) * N]) for i in range(frames)], axis=1)
+    ref = exact_convolution(x, room.exact_irs()[ASSISTANT] * gain)[:, : frames * N]
+    assert error_db(y, ref) < BOUND_DB, (preset, error_db(y, ref))
+    assert error_db(y, ref) > -200  # the cut is real: the exact tail is longer than the echo path's
+    assert room.exact_irs()[ASSISTANT].shape[1] > echo.ir_length
