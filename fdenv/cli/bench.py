@@ -4,7 +4,7 @@
     fdenv-bench --quick                             # a smoke run in seconds: the lines, not the numbers
 
 Prints ratios (the machine is noisy; ratios measured in one run are what we compare):
-- step alone (resets not timed; CPU time of the thread), fdenv/TurnTaking-v0 with a silent agent vs CartPole-v1;
+- step alone (resets not timed; CPU time of the process), fdenv/TurnTaking-v0 with a silent agent vs CartPole-v1;
 - the same with a room dict (office, circular4 array, echo 0.5) when --room is given or by default,
   for a silent and for a speaking agent;
   the step measurements take turns in short blocks (``BLOCK`` steps each, round robin), so a
@@ -51,18 +51,18 @@ class _Stepper:
         env.reset(seed=seed)
 
     def run(self, steps: int) -> float:
-        """CPU seconds of this thread spent in ``steps`` steps (resets subtracted). CPU time, not
+        """CPU seconds of the process spent in ``steps`` steps (resets subtracted). CPU time, not
         wall time: on a shared machine wall time also counts other processes' turns."""
         env, action, resets = self.env, self.action, 0.0
-        start = time.thread_time()
+        start = time.process_time()
         for _ in range(steps):
             out = env.step(action)
             if out[2] or out[3]:
-                t = time.thread_time()
+                t = time.process_time()
                 self.ep += 1
                 env.reset(seed=self.ep)
-                resets += time.thread_time() - t
-        return time.thread_time() - start - resets
+                resets += time.process_time() - t
+        return time.process_time() - start - resets
 
 
 def step_cost(env, steps: int, seed: int = 0, speaking: bool = False) -> float:
