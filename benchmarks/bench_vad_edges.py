@@ -6,7 +6,7 @@ espeak sentences (nasal, fricative, plosive and vowel onsets) in four voices, ea
 phases of Silero's 512-sample window grid, on a clean track and under white noise at -50 and -40
 dBFS. The sound's edges are the clip's first and last samples above -60 dBFS. Prints percentiles
 of (measured - true) in ms and how many of the cases miss by more than 40 ms (the tolerance of
-issue 4's end-to-end latency test), for onsets and ends.
+the end-to-end latency test), for onsets and ends.
 """
 
 from __future__ import annotations

@@ -47,6 +47,7 @@ import numpy as np
 from ..windows import interruption_end, turn_taking_window
 from . import vad
 from .asr import Word, words_from_fdb
+from .sound import no_speech_warning
 
 Segment = tuple[float, float]
 
@@ -496,6 +497,13 @@ class FDBScorer:
             result["paper"] = _clean(self._paper(record, audio, dim, gold, silent))
         if "fdb_code" in self.profiles:
             result["fdb_code"] = _clean(self._fdb_code(record, audio, dim, gold, silent))
+        if not silent:  # sound that the VAD does not call speech is scored as silence: say so
+            segs = (self.last_details.get("paper") or {}).get("segments")
+            if segs is None:
+                segs = vad.segments(audio, "paper", min_speech_ms=self.min_speech_ms)
+            warning = no_speech_warning(audio, segs)
+            if warning:
+                result["warnings"] = [warning]
         return result
 
     def _paper(self, record, audio, dim, gold, silent: bool) -> dict:

@@ -46,6 +46,7 @@ from ..windows import silence_windows  # noqa: F401  (part of this module's rule
 from . import stats, vad
 from .asr import Word
 from .fdb import text_of, words_in
+from .sound import no_speech_warning
 
 Segment = tuple[float, float]
 
@@ -347,7 +348,9 @@ class MPEScorer:
 
         positions = [d["position"] for d in details["requests"] if d["position"] is not None]
         self.last_details = {"paper": {"segments": segs, "words": words}}
+        warning = no_speech_warning(audio, segs)
         return {
+            **({"warnings": [warning]} if warning else {}),
             **counts,
             "condition": scene.condition,
             "pair_id": scene.pair_id,

@@ -11,8 +11,8 @@ Two profiles:
   are speech; the *edges* used for timing are then moved to the sound's own edges
   (``refine_edges``), because Silero's are quantised to its 32 ms windows and lag weak onsets:
   on espeak speech its onsets are 0-80 ms late (a nasal "n" at an unlucky window phase: 76 ms;
-  "f", "s", "sh", "h": Silero starts at the vowel) and its ends 0-120 ms late, while the issue's
-  end-to-end test asks for the first sample of the answer within 40 ms
+  "f", "s", "sh", "h": Silero starts at the vowel) and its ends 0-120 ms late, while the
+  end-to-end latency test asks for the first sample of the answer within 40 ms
   (``benchmarks/bench_vad_edges.py`` prints both errors).
 * ``fdb_code``: the public Full-Duplex-Bench scripts' call, ``get_speech_timestamps(wav, model,
   return_seconds=True)`` on the whole track with the package defaults; times in seconds rounded

@@ -1,4 +1,4 @@
-"""Training turn-taking policies against the benchmark (issue 7).
+"""Training turn-taking policies against the benchmark.
 
 - ``rewards``: dense, causal reward wrappers, one per behaviour, and ``TurnTakingReward`` (a
   weighted sum);

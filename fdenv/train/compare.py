@@ -1,4 +1,4 @@
-"""A learned policy against a baseline agent on the scored test split (issue 7's criterion).
+"""A learned policy against a baseline agent on the scored test split (the comparison docs/training.md reports).
 
 Both agents run through ``fdenv.run.run`` (scored run folders, resumable), and the table compares
 the episode-end measures, paired by scene (FDB) or by pair id (MPE), with
