@@ -31,6 +31,10 @@ def test_every_option_composes_and_checks(group, option):
         with pytest.raises(ConfigError, match="scene=fdb needs scene.path=PATH"):
             check_config(cfg)
         return
+    if (group, option) == ("agent", "python"):  # needs a class: says so
+        with pytest.raises(ConfigError, match="agent=python needs agent.target"):
+            check_config(cfg)
+        return
     check_config(cfg)
 
 

@@ -3,6 +3,7 @@
     fdenv-run agent=oracle scene=turn_taking scene.split=val room=office room.echo_gain=0.5
     fdenv-run -m agent=silent,talker,oracle          # the main job: a sweep, then one table
     fdenv-run scene=fdb scene.path=FDB/smooth_turn_taking agent=cascade   # replay FDB's own data
+    fdenv-run agent=python agent.target=docs/examples/my_agent.py:EnergyAgent +agent.silence_ms=700
 
 Every option is checked before any audio is rendered (``check_config``); a bad value stops with
 one message that lists the valid choices.
@@ -31,6 +32,15 @@ def check_config(cfg) -> None:
 
     if cfg.agent.name not in AGENTS:
         bad("agent.name", cfg.agent.name, sorted(AGENTS))
+    if cfg.agent.name == "python":  # your own class: import it now, before anything is rendered
+        from fdenv_agents.imported import FORM, load_class
+
+        if not cfg.agent.get("target"):
+            raise ConfigError(f"agent=python needs agent.target={FORM}")
+        try:
+            load_class(str(cfg.agent.target))
+        except ValueError as e:
+            raise ConfigError(f"agent.target: {e}") from None
     for s in cfg.scene.sets:
         if s not in SETS:
             bad("scene.sets", s, SETS)
@@ -96,7 +106,12 @@ def make_agent_from(cfg):
 
         from fdenv_agents import AGENTS
 
-        params = [p for p in inspect.signature(AGENTS[name]).parameters if not p.startswith("_")]
+        cls = AGENTS[name]
+        if name == "python":
+            from fdenv_agents.imported import load_class
+
+            cls = load_class(knobs["target"])
+        params = [p for p in inspect.signature(cls).parameters if not p.startswith("_")]
         raise ConfigError(f"agent={name}: {e}; its knobs are {params}") from None
 
 
