@@ -37,7 +37,7 @@ def test_render_fills_the_cache_and_the_env_starts_warm(tiny, capsys):
     scenes, clips, rendered, cached = _counts(out)["pause"]
     assert (scenes, rendered, cached) == (3, clips, 0) and clips > 3
     assert f"clip cache: {tiny / 'clips'}" in out
-    assert len(list((tiny / "clips").rglob("*.npy"))) == clips
+    assert len(list((tiny / "clips").rglob("*.clip"))) == clips
 
     assert scenes_cli(["render", "pause", "--split", "all", "--tts", "espeak", "--sample-rate", "16000"]) == 0
     assert _counts(capsys.readouterr().out)["pause"] == (3, clips, 0, clips)
@@ -61,7 +61,7 @@ def test_render_all_sets_adds_a_total_and_writes_clips_held_only_in_memory(tiny,
     assert set(counts) == {"pause", "mpe", "all"}
     assert counts["pause"][2:] == (counts["pause"][1], 0)  # rendered to the new disk cache, not skipped
     assert counts["all"] == tuple(a + b for a, b in zip(counts["pause"], counts["mpe"]))
-    assert len(list((tmp_path / "other" / "clips").rglob("*.npy"))) == counts["all"][1]
+    assert len(list((tmp_path / "other" / "clips").rglob("*.clip"))) == counts["all"][1]
 
 
 @pytest.mark.parametrize("argv, message", [

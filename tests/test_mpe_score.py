@@ -207,7 +207,7 @@ def test_probabilities_are_cached_on_disk(tmp_path, monkeypatch):
     monkeypatch.setenv("FDENV_CACHE_DIR", str(tmp_path))
     x = track(6.0, [(1.0, 2.0)], seed=5)
     a = vad.region_probs(x)
-    assert list((tmp_path / "vad").rglob("*.npy"))
+    assert list((tmp_path / "vad").rglob("*.probs"))
     assert vad.region_probs(x) == a
 
 

@@ -16,6 +16,7 @@ import time
 import numpy as np
 import pytest
 
+from fdenv.errors import CacheWarning
 from fdenv.render import (
     ASSISTANT,
     DUTY,
@@ -235,7 +236,7 @@ def test_cache_hit_avoids_synthesis(renderer, cache_dir, monkeypatch):
     assert a.tobytes() == b.tobytes()
     a[:] = 0  # callers get their own copy
     assert renderer.clip("Is the oven on?", "en-us+m3").tobytes() == b.tobytes()
-    files = list((cache_dir / "clips").rglob("*.npy"))
+    files = list((cache_dir / "clips").rglob("*.clip"))
     assert len(files) == 1 and not list((cache_dir / "clips").rglob("*.tmp"))
     # a new instance finds it (in memory), and so does a new process (on disk)
     fresh = Renderer("espeak", SR)
@@ -258,7 +259,8 @@ def test_cache_key_and_corrupt_file(tmp_path):
     c = ClipCache(tmp_path)
     c.path(k).parent.mkdir(parents=True)
     c.path(k).write_bytes(b"not a npy file")
-    assert c.get(k) is None
+    with pytest.warns(CacheWarning, match="no seal"):
+        assert c.get(k) is None
     c.put(k, np.ones(10, np.float32))
     ClipCache.clear_memory()
     got = ClipCache(tmp_path).get(k)
@@ -286,7 +288,7 @@ def test_default_cache_dir_from_env(cache_dir):
     r = Renderer()
     assert r.cache.root == cache_dir
     r.clip("Hello.", r.voices[0])
-    assert list((cache_dir / "clips").rglob("*.npy"))
+    assert list((cache_dir / "clips").rglob("*.clip"))
 
 
 # --- pickling and processes --------------------------------------------------------------------

@@ -331,6 +331,7 @@ def test_cli_export(tmp_path, capsys):
 
 def test_replay_import_round_trip(tmp_path):
     from fdenv.cli.export import export_fdb
+    from fdenv.errors import FDBImportError
     from fdenv.scene.fdb_import import load_fdb_task, load_fdb_tasks
 
     recs, words = _export_records()
@@ -369,7 +370,7 @@ def test_replay_import_round_trip(tmp_path):
     lone = tmp_path / "lone" / "7"
     lone.mkdir(parents=True)
     (lone / "input.wav").write_bytes((out / "backchannel" / "0" / "input.wav").read_bytes())
-    with pytest.raises(FileNotFoundError, match="distribution"):
+    with pytest.raises(FDBImportError, match="distribution"):
         load_fdb_task(lone)
     scene, _, gold = load_fdb_task(lone, distribution=[1, 1])
     assert scene.bc_distribution == (1.0, 1.0) and gold["turns"][0].trps

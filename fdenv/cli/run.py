@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 from ..errors import ConfigError
+from .secrets import check_overrides, check_tree
 from ..paths import CONF_DIR
 
 SETS = ("pause", "backchannel", "turn_taking", "interruption", "mpe")
@@ -26,6 +27,8 @@ SAMPLE_RATES = (16000, 24000)
 def check_config(cfg) -> None:
     """Reject a bad configuration with one clear message, before anything is rendered."""
     from fdenv_agents import AGENTS
+
+    check_tree(cfg)
 
     def bad(field, value, valid):
         raise ConfigError(f"{field}={value!r} is not valid; choose one of {list(valid)}")
@@ -194,6 +197,11 @@ def main() -> None:
             print(f"objective {value:.4f}")
         return value
 
+    try:  # before Hydra, which saves every override with the run
+        check_overrides(sys.argv[1:])
+    except ConfigError as e:
+        print(f"fdenv-run: {e}", file=sys.stderr)
+        sys.exit(2)
     _main()
 
 

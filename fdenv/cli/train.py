@@ -17,10 +17,12 @@ import sys
 from pathlib import Path
 
 from ..errors import ConfigError
+from .secrets import check_overrides, check_tree
 from ..paths import CONF_DIR
 
 
 def check_config(cfg: dict) -> None:
+    check_tree(cfg)
     from ..train.envs import SETS
     from ..train.rewards import TERMS
 
@@ -84,6 +86,11 @@ def main() -> None:
         print(json.dumps(summary, indent=1))
         print(f"checkpoints and learning curve in {out}")
 
+    try:  # before Hydra, which saves every override with the run
+        check_overrides(sys.argv[1:])
+    except ConfigError as e:
+        print(f"fdenv-train: {e}", file=sys.stderr)
+        sys.exit(2)
     _main()
 
 

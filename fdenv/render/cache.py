@@ -1,9 +1,11 @@
-"""Content-addressed clip cache: an in-process LRU over an on-disk store of ``.npy`` files.
+"""Content-addressed clip cache: an in-process LRU over an on-disk store of sealed files.
 
 The key is the sha256 of everything that determines a clip's samples, so one memory tier serves
 every ``ClipCache`` of the process (bounded by ``MEMORY_BYTES``). Files live under
-``<cache dir>/clips/<2 hex>/<key>.npy`` and are written atomically (temporary file + rename), so
-several processes may share one directory. The cache directory is the ``cache_dir`` argument,
+``<cache dir>/clips/<2 hex>/<key>.clip`` and are written atomically (temporary file + rename), so
+several processes may share one directory. Each file is sealed with its key and a digest of its
+samples (``fdenv.sealed``): a changed, torn or misplaced file is discarded with a warning and the
+clip rendered again. The cache directory is the ``cache_dir`` argument,
 else ``$FDENV_CACHE_DIR``, else ``~/.cache/fdenv``.
 """
 
@@ -12,13 +14,14 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 import threading
 import warnings
 from collections import OrderedDict
 from pathlib import Path
 
 import numpy as np
+
+from ..sealed import load_array, save_array
 
 ENV_VAR = "FDENV_CACHE_DIR"
 MEMORY_BYTES = 256 * 1024 * 1024
@@ -78,6 +81,14 @@ def clip_key(backend: str, version: str, voice: str, text: str, sample_rate: int
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
+def _check_clip(audio: np.ndarray) -> str | None:
+    if audio.dtype != np.float32 or audio.ndim != 1:
+        return f"expected float32 samples (n,), found {audio.dtype} {audio.shape}"
+    if not np.isfinite(audio).all():
+        return "holds NaN or inf samples"
+    return None
+
+
 class ClipCache:
     """``get``/``put`` float32 clips by key: the process's memory tier, then ``<root>/clips``."""
 
@@ -90,18 +101,15 @@ class ClipCache:
         return self.root / "clips"
 
     def path(self, key: str) -> Path:
-        return self.clip_dir / key[:2] / f"{key}.npy"
+        return self.clip_dir / key[:2] / f"{key}.clip"
 
     def get(self, key: str) -> np.ndarray | None:
         """The cached clip (read-only, shared: copy before changing it), or None."""
         hit = _memory.get(key)
         if hit is not None:
             return hit
-        try:
-            audio = np.load(self.path(key), allow_pickle=False)
-        except (OSError, ValueError, EOFError):
-            return None
-        if audio.dtype != np.float32 or audio.ndim != 1:
+        audio = load_array(self.path(key), key, _check_clip)
+        if audio is None:
             return None
         _memory.put(key, audio)
         return audio
@@ -109,25 +117,9 @@ class ClipCache:
     def put(self, key: str, audio: np.ndarray) -> None:
         audio = np.array(audio, np.float32, copy=True, order="C")
         _memory.put(key, audio)
-        path = self.path(key)
-        tmp = None
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=f".{key[:16]}.", suffix=".tmp", dir=path.parent)
-            with os.fdopen(fd, "wb") as f:
-                np.save(f, audio, allow_pickle=False)
-            os.replace(tmp, path)
-            tmp = None
-        except OSError as e:
-            if not self._warned:
-                warnings.warn(f"fdenv clip cache: cannot write under {self.clip_dir} ({e}); clips stay in memory only")
-                self._warned = True
-        finally:
-            if tmp is not None:
-                try:
-                    os.unlink(tmp)
-                except OSError:
-                    pass
+        if not save_array(self.path(key), key, audio) and not self._warned:
+            warnings.warn(f"fdenv clip cache: cannot write under {self.clip_dir}; clips stay in memory only")
+            self._warned = True
 
     @staticmethod
     def clear_memory() -> None:

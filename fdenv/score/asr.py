@@ -31,6 +31,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ..sealed import load_json, save_json
+
 RATE = 16000
 DEFAULT_MODEL = "tiny.en"
 DECODE = {"beam_size": 1, "temperature": 0.0, "condition_on_previous_text": False,
@@ -137,18 +139,13 @@ def transcribe(audio16k, model: str | os.PathLike | None = None, offset: float =
     key = h.hexdigest()
     path = cache_dir() / key[:2] / f"{key}.json"
     words: list[Word] | None = None
-    if cache and path.is_file():
-        try:
-            words = [Word(w[0], w[1], w[2]) for w in json.loads(path.read_text())["words"]]
-        except (ValueError, KeyError, IndexError, TypeError):
-            words = None
+    if cache:  # a torn, changed or misplaced file is discarded with a warning and transcribed again
+        got = load_json(path, key, lambda p: _check_words(p, len(x) / RATE))
+        words = None if got is None else [Word(w[0], w[1], w[2]) for w in got]
     if words is None:
         words = _run(x, model, language)
         if cache:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_suffix(f".{os.getpid()}.tmp")
-            tmp.write_text(json.dumps({"model": mid, "params": params, "words": [[w.text, w.start, w.end] for w in words]}))
-            os.replace(tmp, path)
+            save_json(path, key, [[w.text, w.start, w.end] for w in words], model=mid, params=params)
     if snap:
         words = snap_to_track(words, x)
     return [w.shifted(offset) for w in words] if offset else words
@@ -222,6 +219,18 @@ def snap_to_sound(words: list[Word], runs: list[tuple[float, float]], reach: flo
             w = out[i]
             out[i] = Word(w.text, out[i - 1].start, None if w.end is None else max(w.end, out[i - 1].start))
     return out
+
+
+def _check_words(words, duration: float) -> str | None:
+    if not isinstance(words, list):
+        return "expected a list of [text, start, end] words"
+    for w in words:
+        if not (isinstance(w, list) and len(w) == 3 and isinstance(w[0], str)
+                and all(isinstance(t, (int, float)) and not isinstance(t, bool) for t in w[1:])):
+            return f"a word is not [text, start, end]: {str(w)[:60]}"
+        if not (-0.5 <= w[1] <= duration + 0.5 and -0.5 <= w[2] <= duration + 0.5):
+            return f"word times {w[1]}..{w[2]} fall outside the {duration:.2f} s track"
+    return None
 
 
 def _run(x: np.ndarray, model, language) -> list[Word]:

@@ -173,6 +173,7 @@ def paper_interruption(segments: Sequence[Segment], words: Sequence[Word], s: fl
         if judge is not None:
             out["relevance"] = judge.relevance(out["response_text"], interrupt_text, final_text)
             out["judge"] = judge.name
+            _note_failure(out, judge)
     return out
 
 
@@ -262,6 +263,12 @@ def fdb_code_turn_taking(words: Sequence[Word], e: float) -> dict:
     return out
 
 
+def _note_failure(out: dict, judge) -> None:
+    """A missing verdict says why (SPEC 8: missing, never 0), in the result itself."""
+    if out.get("relevance") is None:
+        out["judge_failure"] = getattr(judge, "last_failure", None) or "no verdict"
+
+
 def fdb_code_interruption(words: Sequence[Word], f: float, judge=None, context: str = "", interrupt: str = "") -> dict:
     """``words``: ASR of the track cropped at ``f``, with ``f`` added back to their times."""
     out = empty()
@@ -273,6 +280,7 @@ def fdb_code_interruption(words: Sequence[Word], f: float, judge=None, context: 
         if judge is not None:
             out["relevance"] = judge.relevance(out["response_text"], interrupt, context)
             out["judge"] = judge.name
+            _note_failure(out, judge)
     return out
 
 

@@ -36,6 +36,9 @@ import warnings
 from pathlib import Path
 from string import Template
 
+from ..errors import ConfigError, suggest
+from ..sealed import load_json, save_json
+
 DEFAULT_MODEL = "claude-sonnet-4-5"
 # The version names the set of prompts; a task whose prompt did not change keeps its older file.
 PROMPT_VERSION = "v2"
@@ -165,15 +168,18 @@ class OfflineJudge:
     def __init__(self):
         self.asked = 0
         self.answered = 0
+        self.last_failure: str | None = None  # why the latest verdict is missing (None: it was had)
 
     def correct(self, answer: str, gold: str, request: str = "", facts=None) -> bool | None:
         self.asked += 1
+        self.last_failure = None
         key = gold_key(gold, facts)
         if key is not None:
             self.answered += 1
             return judge_facts(answer or "", key)
         gold_tokens = set(content_tokens(gold))
         if not gold_tokens:
+            self.last_failure = "the gold answer has no content words"
             return None
         have = set(content_tokens(answer or ""))
         self.answered += 1
@@ -182,14 +188,17 @@ class OfflineJudge:
     def acknowledgement(self, utterance: str, duration_s: float, n_words: int | None = None, context: str = "") -> bool | None:
         self.asked += 1
         self.answered += 1
+        self.last_failure = None
         if n_words is None:
             n_words = len((utterance or "").split())
         return duration_s < 1.0 and n_words <= 2
 
     def relevance(self, response: str, interrupt: str, context: str = "") -> int | None:
         self.asked += 1
+        self.last_failure = None
         target = set(content_tokens(interrupt or ""))
         if not target:
+            self.last_failure = "the interrupting turn has no content words"
             return None
         shared = target & set(content_tokens(response or ""))
         r = len(shared) / len(target)
@@ -263,6 +272,12 @@ def parse_verdict(task: str, reply: str):
     raise ValueError(f"unknown judge task {task!r}")
 
 
+def _check_verdict(task: str, v) -> str | None:
+    """Why a cached verdict cannot be one of ``task`` (the types ``parse_verdict`` returns), or None."""
+    ok = (isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= 5) if task == "relevance" else isinstance(v, bool)
+    return None if ok else f"{v!r} is not a {task} verdict"
+
+
 def judge_cache_dir() -> Path:
     from ..paths import cache_dir as root
 
@@ -273,7 +288,7 @@ class AnthropicJudge:
     """LLM judge through the ``anthropic`` SDK (SPEC 8)."""
 
     def __init__(self, model: str = DEFAULT_MODEL, *, api_key: str | None = None, client=None, http_client=None,
-                 prompt_version: str = PROMPT_VERSION, cache: bool = True, max_retries: int = 4,
+                 base_url: str | None = None, prompt_version: str = PROMPT_VERSION, cache: bool = True, max_retries: int = 4,
                  backoff_s: float = 1.0, max_backoff_s: float = 30.0, timeout_s: float = 60.0, max_tokens: int = 64,
                  temperature: float | None = 0.0, sleep=time.sleep):
         self.model = model
@@ -291,11 +306,14 @@ class AnthropicJudge:
             kwargs = {"api_key": api_key, "max_retries": 0, "timeout": timeout_s}
             if http_client is not None:
                 kwargs["http_client"] = http_client
+            if base_url is not None:  # a proxy or gateway; the key still comes from the environment
+                kwargs["base_url"] = str(base_url)
             client = anthropic.Anthropic(**kwargs)
         self.client = client
         self.asked = 0
         self.answered = 0
         self.failures: list[str] = []
+        self.last_failure: str | None = None  # why the latest verdict is missing (None: it was had)
         for task in TASKS:
             load_prompt(task, prompt_version)  # fail early on a missing prompt
 
@@ -328,35 +346,32 @@ class AnthropicJudge:
 
     def _ask(self, task: str, fields: dict):
         self.asked += 1
+        self.last_failure = None
         key = self._key(task, fields)
         path = judge_cache_dir() / key[:2] / f"{key}.json"
-        if self.cache and path.is_file():
-            try:
-                verdict = json.loads(path.read_text())["verdict"]
+        if self.cache:  # a verdict of the wrong type, or a changed or misplaced file, is asked again
+            cached = load_json(path, key, lambda v: _check_verdict(task, v))
+            if cached is not None:
                 self.answered += 1
-                return verdict
-            except (ValueError, KeyError):
-                pass
+                return cached
         system, template = load_prompt(task, self.prompt_version)
         user = template.safe_substitute({k: str(v) for k, v in fields.items()})
         reply = self._call(system, user)
         if reply is None:
+            self.last_failure = self.failures[-1] if self.failures else "no reply"
             return None
         try:
             verdict = parse_verdict(task, reply)
         except JudgeParseError as e:
             self.failures.append(f"{task}: {e}")
+            self.last_failure = f"unparsable reply ({task})"
             return None
         self.answered += 1
         if self.cache:
             key = self._key(task, fields)  # the temperature may have been dropped during the call
             path = judge_cache_dir() / key[:2] / f"{key}.json"
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_suffix(f".{os.getpid()}.tmp")
-            tmp.write_text(json.dumps({"model": self.model, "prompt_version": self.prompt_version,
-                                       "temperature": self.temperature, "task": task, "inputs": fields,
-                                       "reply": reply, "verdict": verdict}))
-            os.replace(tmp, path)
+            save_json(path, key, verdict, model=self.model, prompt_version=self.prompt_version,
+                      temperature=self.temperature, task=task, inputs=fields, reply=reply)
         return verdict
 
     def _call(self, system: str, user: str) -> str | None:
@@ -403,6 +418,11 @@ def _retry_after(e) -> float | None:
         return None
 
 
+# What a judge config group (conf/judge/*.yaml, +judge.<field>=...) may set for the anthropic judge.
+CONFIG_FIELDS = ("model", "base_url", "prompt_version", "cache", "max_retries", "backoff_s", "max_backoff_s",
+                 "timeout_s", "max_tokens", "temperature")
+
+
 def make_judge(spec=None, **kwargs):
     """A judge from configuration: ``None``/``"offline"``, ``"anthropic"``, ``"anthropic:<model>"``,
     a dict ``{"kind": "anthropic", "model": ..., ...}``, or a judge object (returned as is).
@@ -420,8 +440,17 @@ def make_judge(spec=None, **kwargs):
     if kind == "offline":
         return OfflineJudge()
     if kind != "anthropic":
-        raise ValueError(f"unknown judge {kind!r}; use 'offline' or 'anthropic[:model]'")
-    has_key = spec.get("api_key") or os.environ.get("ANTHROPIC_API_KEY")
+        raise ConfigError(f"judge.kind={kind!r}: unknown judge; use 'offline' or 'anthropic[:model]'")
+    if spec.get("api_key") is not None:
+        raise ConfigError("judge.api_key: the key is read from ANTHROPIC_API_KEY in the environment only, never from "
+                          "configuration (it would be saved with the run); remove it and export ANTHROPIC_API_KEY")
+    spec.pop("api_key", None)
+    valid = CONFIG_FIELDS + ("client", "http_client", "sleep")
+    for key in spec:
+        if key not in valid:
+            raise ConfigError(f"judge.{key}: unknown setting{suggest(key, CONFIG_FIELDS)}; the anthropic judge takes "
+                              f"{list(CONFIG_FIELDS)}")
+    has_key = os.environ.get("ANTHROPIC_API_KEY")
     if spec.get("client") is None and spec.get("http_client") is None and not has_key:
         warnings.warn("no ANTHROPIC_API_KEY: using the offline judge (results are labelled 'offline')", stacklevel=2)
         return OfflineJudge()

@@ -284,6 +284,13 @@ class MPEScorer:
         words = self._words(audio, regions, spans, memo) if spans else []
 
         ack_cache: dict = {}
+        missing: dict = {}  # why verdicts are missing (SPEC 8): reason -> count, in the result
+
+        def note(verdict):
+            if verdict is None:
+                why = getattr(judge, "last_failure", None) or "no verdict"
+                missing[why] = missing.get(why, 0) + 1
+            return verdict
 
         def is_ack(seg, context=""):
             if seg in ack_cache:
@@ -293,7 +300,7 @@ class MPEScorer:
                 v = False
             else:
                 ws = words_in(seg, words)
-                v = judge.acknowledgement(text_of(ws), dur, len(ws), context)
+                v = note(judge.acknowledgement(text_of(ws), dur, len(ws), context))
             ack_cache[seg] = v
             return v
 
@@ -310,7 +317,7 @@ class MPEScorer:
                 span = answers[t.id]
                 text = text_of(w for w in words if any(_word_in(w, s) for s in span))
                 facts = _gold_facts(scene, t.id)
-                verdict = judge.correct(text, t.gold_answer, t.text, facts=facts) if t.gold_answer else None
+                verdict = note(judge.correct(text, t.gold_answer, t.text, facts=facts)) if t.gold_answer else None
                 d["answer"], d["correct"] = text, verdict
                 d["span"] = [round(span[0][0], 4), round(span[-1][1], 4)]
                 if verdict is not None:
@@ -359,8 +366,17 @@ class MPEScorer:
             "t_position": positions[0] if len(positions) == 1 else (float(np.mean(positions)) if positions else None),
             "min_speech_ms": int(min_speech_ms),
             "judge": judge.name,
+            "judge_missing": missing,
             "details": details,
         }
+
+
+def _sum_counts(dicts) -> dict:
+    out: dict = {}
+    for d in dicts:
+        for k, n in d.items():
+            out[k] = out.get(k, 0) + n
+    return out
 
 
 def _gold_facts(scene, turn_id: str):
@@ -514,6 +530,7 @@ def aggregate_mpe(source, n_resamples: int = stats.N_RESAMPLES, seed: int = stat
             "accuracy": {"judged": tot["answered"], "of": tot["presence"]},
             "silence": {"judged": tot["silence_judged"], "of": tot["silence_windows"]},
             "yield": {"judged": tot["yield_judged"], "of": tot["yield_eligible"]},
+            "missing": _sum_counts(d.get("judge_missing") or {} for d in sub),
         }
         out["positions"][cond] = _position_rates(sub, [gidx.get(id(d)) for d in sub], boot)
     if set(conds) == set(CONDITIONS):
@@ -665,6 +682,8 @@ def format_mpe(agg: dict) -> str:
                      f"{f['window_response']} with window response); coverage: accuracy {cov['accuracy']['judged']}/"
                      f"{cov['accuracy']['of']}, silence {cov['silence']['judged']}/{cov['silence']['of']}, "
                      f"yield {cov['yield']['judged']}/{cov['yield']['of']}")
+        if cov.get("missing"):  # verdicts the judge could not give, and why
+            lines.append(f"{cond}: missing verdicts: " + ", ".join(f"{n} x {why}" for why, n in sorted(cov["missing"].items())))
     cuts = agg["positions"].get("cuts")
     if cuts:
         lines.append("request position quartiles (relative index cut at " + ", ".join(f"{c:.2f}" for c in cuts) + "):")

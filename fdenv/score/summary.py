@@ -141,8 +141,14 @@ def _metrics(dim: str, prof: str, rs: list[tuple[object, dict]], boot: dict) -> 
         eligible = [r for r in res if r.get("to") == 1]
         v, g = subset(lambda r: r.get("to") == 1, "relevance")
         m["relevance"] = _est(v, g, boot)
+        missing: dict = {}
+        for r in eligible:
+            if r.get("relevance") is None:
+                why = r.get("judge_failure") or "no verdict"
+                missing[why] = missing.get(why, 0) + 1
         m["relevance_coverage"] = {"answered": len(v), "eligible": len(eligible),
-                                   "judge": sorted({r.get("judge") for r in eligible if r.get("judge")})}
+                                   "judge": sorted({r.get("judge") for r in eligible if r.get("judge")}),
+                                   "missing": missing}
     return m
 
 

@@ -36,11 +36,12 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import os
 import threading
 from pathlib import Path
 
 import numpy as np
+
+from ..sealed import load_array, save_array
 
 RATE = 16000
 FRAME_S = 0.08
@@ -260,13 +261,12 @@ def region_probs(audio16k, cache: bool = True) -> list[tuple[int, int, list[floa
     for a, b in regions(audio):
         x = np.array(audio[a:b], dtype=np.float32)  # a writable copy: torch wants one
         key = hashlib.sha256(x.tobytes() + f"silero/{_silero_version()}/p{PROBS_VERSION}".encode()).hexdigest()
-        path = _probs_dir() / key[:2] / f"{key}.npy"
+        path = _probs_dir() / key[:2] / f"{key}.probs"
         probs = None
-        if cache and path.is_file():
-            try:
-                probs = np.load(path).tolist()
-            except (OSError, ValueError):  # a torn file from a killed run: compute it again
-                probs = None
+        if cache:  # a torn, changed or misplaced file is discarded with a warning and computed again
+            n = -(-len(x) // WINDOW)
+            got = load_array(path, key, lambda p, n=n: _check_probs(p, n))
+            probs = None if got is None else got.tolist()
         if probs is None:
             model = load_model()
             t = torch.from_numpy(x)
@@ -279,12 +279,17 @@ def region_probs(audio16k, cache: bool = True) -> list[tuple[int, int, list[floa
                         chunk = torch.nn.functional.pad(chunk, (0, WINDOW - len(chunk)))
                     probs.append(model(chunk, RATE).item())
             if cache:
-                path.parent.mkdir(parents=True, exist_ok=True)
-                tmp = path.with_suffix(f".{os.getpid()}.tmp.npy")
-                np.save(tmp, np.asarray(probs, dtype=np.float64))
-                os.replace(tmp, path)
+                save_array(path, key, np.asarray(probs, dtype=np.float64))
         out.append((a, b, probs))
     return out
+
+
+def _check_probs(p: np.ndarray, n: int) -> str | None:
+    if p.dtype != np.float64 or p.shape != (n,):
+        return f"expected {n} probabilities, found {p.dtype} {p.shape}"
+    if not (np.isfinite(p).all() and (p >= 0).all() and (p <= 1).all()):
+        return "holds probabilities outside [0, 1]"
+    return None
 
 
 def _probs_dir() -> Path:
