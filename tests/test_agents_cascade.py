@@ -186,7 +186,7 @@ def test_speaker_renders_sentence_by_sentence_and_stops():
 
 # ---- episodes ----------------------------------------------------------------------------
 def test_answers_after_the_final_turn_within_the_endpointing_window():
-    env = RoomEnv(scene=TURN_TAKING)
+    env = RoomEnv(scene=TURN_TAKING, behaviour="paper")  # the script's 1.5 s gap, exactly
     for silence_ms in (500, 1000):
         agent = CascadeAgent(endpoint_silence_ms=silence_ms,
                              transcriber=FixedTranscriber(["I was reading about railways yesterday.", QUESTION]))
@@ -227,13 +227,14 @@ def test_a_longer_barge_in_threshold_lets_the_user_talk_over_it():
 
 def test_addressee_gate_answers_only_when_named():
     texts = [FACTS, "How much did we spend?", "Anyway, let us go."]
-    env = RoomEnv(scene=request("How much did we spend?"))
+    # paper: the script's gaps, so each turn is endpointed on its own (no drawn overlaps)
+    env = RoomEnv(scene=request("How much did we spend?"), behaviour="paper")
     gated = CascadeAgent(addressee_gate=True, transcriber=FixedTranscriber(texts))
     rec, _ = rollout(env, gated)
     assert not activity(rec).any()
     assert gated.stats()["not_addressed"] == 3 and gated.stats()["responses"] == 0
     named = CascadeAgent(addressee_gate=True, transcriber=FixedTranscriber([FACTS, "Aria, how much did we spend?", "Anyway, let us go."]))
-    rec, _ = rollout(RoomEnv(scene=request("Aria, how much did we spend?")), named)
+    rec, _ = rollout(RoomEnv(scene=request("Aria, how much did we spend?"), behaviour="paper"), named)
     e = turn(rec, "T").end
     assert [t for t in onsets(rec) if e < t < e + 2.0]
     answered = [h for h in named.stats()["heard"] if h["answered"]]
@@ -261,7 +262,7 @@ def test_the_spoken_duty_preamble_is_not_answered():
                 {"speaker": "Ann", "text": "Aria, what time is it?", "label": "T", "gap": 1.0, "gold_answer": "noon"}],
                kind="mpe", duty=duty)
     agent = fixed(duty, "Aria, what time is it?")
-    rec, _ = rollout(RoomEnv(scene=sc), agent)
+    rec, _ = rollout(RoomEnv(scene=sc, behaviour="paper"), agent)  # the script's 1 s gap after the duty
     st = agent.stats()
     assert st["duty_turns"] == 1 and st["responses"] == 1
     assert all(t > turn(rec, "T").end for t in onsets(rec))

@@ -1,4 +1,5 @@
-"""The reactive rules of SPEC 3, each shown with a scripted agent and checked to the sample."""
+"""The reactive rules of SPEC 3 under `behaviour="paper"` (its exact constants), each shown with a
+scripted agent and checked to the sample."""
 
 import math
 
@@ -32,14 +33,14 @@ REQUEST = scene([
 
 
 def test_humans_go_on_5s_after_an_unanswered_request():
-    rec, _ = rollout(RoomEnv(scene=REQUEST), SilentAgent())
+    rec, _ = rollout(RoomEnv(behaviour="paper", scene=REQUEST), SilentAgent())
     t, nxt = turn_by_label(rec, "T"), rec.turns[2]
     assert nxt.start == pytest.approx(t.end + 5.0, abs=1 / SR)
 
 
 @pytest.mark.parametrize("delay,length", [(0.5, 3.0), (1.7, 0.6), (4.5, 2.0)])
 def test_humans_wait_for_an_answer_then_1s_of_silence(delay, length):
-    env = RoomEnv(scene=REQUEST)
+    env = RoomEnv(behaviour="paper", scene=REQUEST)
     rec0, _ = rollout(env, SilentAgent())
     e = turn_by_label(rec0, "T").end
     agent = ScriptedAgent([(e + delay, tone(length))])
@@ -49,14 +50,14 @@ def test_humans_wait_for_an_answer_then_1s_of_silence(delay, length):
 
 
 def test_answer_already_under_way_at_the_request_end_counts():
-    env = RoomEnv(scene=REQUEST)
+    env = RoomEnv(behaviour="paper", scene=REQUEST)
     e = turn_by_label(rollout(env, SilentAgent())[0], "T").end
     rec, _ = rollout(env, ScriptedAgent([(e - 1.0, tone(2.0))]))
     assert rec.turns[2].start == pytest.approx(idle_restart(e + 1.0), abs=1 / SR)
 
 
 def test_a_never_ending_answer_is_cut_by_max_response():
-    env = RoomEnv(scene=REQUEST, scheduler={"max_response_s": 8.0})
+    env = RoomEnv(behaviour="paper", scene=REQUEST, scheduler={"max_response_s": 8.0})
     rec, _ = rollout(env, TalkerAgent())
     t = turn_by_label(rec, "T")
     assert rec.turns[2].start == pytest.approx(t.end + 8.0, abs=1 / SR)
@@ -72,7 +73,7 @@ N4 = scene([
 @pytest.mark.parametrize("agent", [SilentAgent(), TalkerAgent(), ScriptedAgent([(3.0, tone(5.0))])],
                          ids=["silent", "talker", "scripted"])
 def test_n4r_starts_3s_after_n4q_whatever_the_agent_does(agent):
-    rec, _ = rollout(RoomEnv(scene=N4), agent)
+    rec, _ = rollout(RoomEnv(behaviour="paper", scene=N4), agent)
     q, r = turn_by_label(rec, "N4Q"), turn_by_label(rec, "N4R")
     assert r.start == pytest.approx(q.end + 3.0, abs=1 / SR)
 
@@ -88,13 +89,13 @@ def final_end(env):
 
 
 def test_interrupt_at_6s_when_the_agent_stays_silent():
-    env = RoomEnv(scene=INTERRUPTION)
+    env = RoomEnv(behaviour="paper", scene=INTERRUPTION)
     rec, _ = rollout(env, SilentAgent())
     assert turn_by_label(rec, "interrupt").start == pytest.approx(turn_by_label(rec, "final").end + 6.0, abs=1 / SR)
 
 
 def test_interrupt_after_1_5s_of_continuous_speech():
-    env = RoomEnv(scene=INTERRUPTION)
+    env = RoomEnv(behaviour="paper", scene=INTERRUPTION)
     e = final_end(env)
     onset = math.ceil((e + 0.4) * SR / N) * N / SR  # frame-aligned, so loud time is exact
     rec, _ = rollout(env, ScriptedAgent([(onset, tone(6.0))]))
@@ -102,7 +103,7 @@ def test_interrupt_after_1_5s_of_continuous_speech():
 
 
 def test_interrupt_after_1_5s_of_speech_in_short_bursts():
-    env = RoomEnv(scene=INTERRUPTION)
+    env = RoomEnv(behaviour="paper", scene=INTERRUPTION)
     e = final_end(env)
     first = math.ceil((e + 0.4) * SR / N) * N / SR
     burst = 6 * N / SR  # 0.48 s, gaps 0.48 s: never 1 s of inactivity
@@ -113,7 +114,7 @@ def test_interrupt_after_1_5s_of_speech_in_short_bursts():
 
 
 def test_interrupt_after_a_short_answer_that_ended():
-    env = RoomEnv(scene=INTERRUPTION)
+    env = RoomEnv(behaviour="paper", scene=INTERRUPTION)
     e = final_end(env)
     rec, _ = rollout(env, ScriptedAgent([(e + 0.5, tone(0.7))]))
     assert turn_by_label(rec, "interrupt").start == pytest.approx(idle_restart(e + 1.2), abs=1 / SR)
@@ -127,7 +128,7 @@ PAUSE_AND_MONOLOGUE = scene([
 
 
 def test_pause_and_monologue_turns_are_played_as_scripted():
-    env = RoomEnv(scene=PAUSE_AND_MONOLOGUE)
+    env = RoomEnv(behaviour="paper", scene=PAUSE_AND_MONOLOGUE)
     records = [rollout(env, agent)[0] for agent in (SilentAgent(), TalkerAgent(), ScriptedAgent([(0.5, tone(1.0)), (6.0, tone(0.5))]))]
     for label in ("pause", "monologue"):
         spans = {(turn_by_label(r, label).start, turn_by_label(r, label).end, turn_by_label(r, label).trps) for r in records}
@@ -158,7 +159,7 @@ WINDOWS = {
 ])], ids=["T", "N4", "interrupt", "N1"])
 @pytest.mark.parametrize("agent", [SilentAgent(), TalkerAgent()], ids=["silent", "talker"])
 def test_episode_ends_only_after_every_scoring_window(sc, agent):
-    env = RoomEnv(scene=sc)
+    env = RoomEnv(behaviour="paper", scene=sc)
     rec, _ = rollout(env, agent)
     latest = max(WINDOWS.get(t.label, lambda t: t.end)(t) for t in rec.turns)
     assert rec.duration >= latest + 2.0 - 1e-9
@@ -176,7 +177,7 @@ def test_a_breath_inside_the_answer_does_not_end_the_episode(breath):
     # The scene ends with T; the answer runs from e + 1 s to e + 12 s with a short breath at
     # e + 6 s. The response ends after 1 s of inactivity (SPEC 3), so the episode keeps the
     # whole answer and ends tail_s after it.
-    env = RoomEnv(scene=LAST_REQUEST)
+    env = RoomEnv(behaviour="paper", scene=LAST_REQUEST)
     e = turn_by_label(rollout(env, SilentAgent())[0], "T").end
     rec, _ = rollout(env, ScriptedAgent([(e + 1.0, tone(5.0)), (e + 6.0 + breath, tone(6.0 - breath))]))
     end_of_answer = idle_restart(e + 12.0) - 1.0  # the last loud frame + the 240 ms hold
@@ -185,14 +186,14 @@ def test_a_breath_inside_the_answer_does_not_end_the_episode(breath):
 
 
 def test_a_pause_of_a_second_ends_the_response():
-    env = RoomEnv(scene=LAST_REQUEST)
+    env = RoomEnv(behaviour="paper", scene=LAST_REQUEST)
     e = turn_by_label(rollout(env, SilentAgent())[0], "T").end
     rec, _ = rollout(env, ScriptedAgent([(e + 1.0, tone(5.0)), (e + 8.0, tone(5.0))]))
     assert rec.duration == pytest.approx(idle_restart(e + 6.0) - 1.0 + 2.0, abs=N / SR)
 
 
 def test_frame_placement_of_actions_in_the_assistant_track():
-    env = RoomEnv(scene=REQUEST)
+    env = RoomEnv(behaviour="paper", scene=REQUEST)
     rng = np.random.default_rng(1)
     obs, info = env.reset(seed=0)
     actions = []

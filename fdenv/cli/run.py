@@ -60,6 +60,10 @@ def check_config(cfg) -> None:
         raise ConfigError(f"scene.limit={cfg.scene.limit!r}: expected a positive integer or null")
     if cfg.sample_rate not in SAMPLE_RATES:
         bad("sample_rate", cfg.sample_rate, SAMPLE_RATES)
+    from ..sim.behaviour import PROFILES
+
+    if cfg.get("behaviour", "natural") not in PROFILES:
+        bad("behaviour", cfg.get("behaviour"), PROFILES)
     if cfg.tts.backend not in ("espeak", "kokoro"):
         bad("tts.backend", cfg.tts.backend, ("espeak", "kokoro"))
     seeds = list(cfg.seeds)
@@ -130,7 +134,8 @@ def run_job(cfg) -> list[Path]:
     agent = make_agent_from(cfg)
     folders = []
     common = dict(seeds=list(cfg.seeds), out=cfg.out, limit=cfg.scene.limit, progress=cfg.progress, room=_room(cfg),
-                  tts=cfg.tts.backend, sample_rate=cfg.sample_rate, scoring=_scoring(cfg))
+                  tts=cfg.tts.backend, sample_rate=cfg.sample_rate, scoring=_scoring(cfg),
+                  behaviour=cfg.get("behaviour", "natural"))
     if cfg.scene.get("path") is not None:
         path = Path(str(cfg.scene.path)).resolve()
         folders.append(run(agent, scenes=[f"fdb:{path}"], split=cfg.scene.split, **common))

@@ -14,6 +14,7 @@ from ..errors import ActionError, ConfigError, EnvStateError, FDBImportError, Op
 from ..record import EpisodeRecord, PlayedClip, PlayedTurn
 from ..scene.schema import Scene
 from .detector import ActivityDetector
+from .behaviour import DEFAULT_PROFILE, check_profile, make_behaviour
 from .labels import Labeler
 from .scheduler import Scheduler, SchedulerConfig
 
@@ -47,7 +48,7 @@ class RoomEnv(gym.Env):
     duties) are rendered with text-to-speech and played by a scheduler that reacts to the
     assistant: after a question the humans wait for the answer, a user barges in once the
     assistant has talked long enough, a human resolves a question put to the assistant after
-    3 s. The agent is the assistant. It hears the room in 80 ms frames and speaks 80 ms frames
+    about 3 s. The agent is the assistant. It hears the room in 80 ms frames and speaks 80 ms frames
     back. Scoring wrappers (``fdenv.wrappers``) grade the episode from its record.
 
     ## Time convention
@@ -101,6 +102,8 @@ class RoomEnv(gym.Env):
     ``room``: ``None`` / ``"anechoic"``, a preset name, or a dict (SPEC 4).
     ``sample_rate``: 16000 or 24000. ``tts``: ``"espeak"`` or ``"kokoro"``.
     ``scheduler``: a dict of ``SchedulerConfig`` fields (``max_response_s``, ``tail_s``, ...).
+    ``behaviour``: ``"natural"`` (default: human timings drawn per seed, scene and event, with
+    overlaps) or ``"paper"`` (SPEC 3's exact constants and the scripts' gaps); docs/behaviour.md.
 
     ## Version History
 
@@ -119,6 +122,7 @@ class RoomEnv(gym.Env):
         tts: str = "espeak",
         scheduler: dict | None = None,
         render_mode: str | None = None,
+        behaviour: str = DEFAULT_PROFILE,
     ):
         if sample_rate not in SAMPLE_RATES:
             raise ConfigError(f"sample_rate={sample_rate!r}: fdenv steps in 80 ms frames at one of {SAMPLE_RATES} Hz")
@@ -127,6 +131,7 @@ class RoomEnv(gym.Env):
         if not isinstance(tts, str):
             raise ConfigError(f"tts={tts!r}: expected the name of a TTS back end, 'espeak' (default) or 'kokoro'")
         self._sched_cfg = _scheduler_config(scheduler)
+        self.behaviour = check_profile(behaviour)
         self.render_mode = render_mode
         self.sample_rate = sample_rate
         self.frame_samples = int(round(FRAME_S * sample_rate))
@@ -167,8 +172,9 @@ class RoomEnv(gym.Env):
         if self._room_spec is not None:
             self._prepare_room()
         durations = [[len(c) for c in turn] for turn in self._clips_audio]
-        self._sched = Scheduler(scene, durations, sr, N, self._sched_cfg, self._delays)
-        self._labeler = Labeler(scene, sr, N, self._sched_cfg)
+        self._behaviour = make_behaviour(self.behaviour, self._sched_cfg, self._episode_seed, scene.id)
+        self._sched = Scheduler(scene, durations, sr, N, self._sched_cfg, self._delays, self._behaviour)
+        self._labeler = Labeler(scene, sr, N, self._sched_cfg, self._behaviour)
         self._detector = ActivityDetector(N, sr)
         expected = sum(map(sum, durations)) + int(sr * (30 + 25 * len(scene.turns)))
         self._cap = int(math.ceil(expected / N) + 2) * N
@@ -446,6 +452,7 @@ class RoomEnv(gym.Env):
             "tts": self.tts,
             "room": self._room_spec.to_dict() if self._room_spec is not None else None,
             "scheduler": asdict(self._sched_cfg),
+            "behaviour": self.behaviour,
         }
 
     @property

@@ -38,8 +38,9 @@ class Labeler:
     decides them, then ``frame(j, active, onset)`` once per frame, in order. ``knobs``: the
     scheduler's settings (``respond`` lasts as long as the humans wait, ``fdenv.windows``)."""
 
-    def __init__(self, scene: Scene, sample_rate: int, frame_samples: int, knobs=None):
+    def __init__(self, scene: Scene, sample_rate: int, frame_samples: int, knobs=None, behaviour=None):
         self.scene, self.sr, self.F = scene, sample_rate, frame_samples
+        self._behaviour = behaviour  # natural humans: how long they wait after each turn is drawn
         self._wait = int(round(knob(knobs, "response_wait_s") * sample_rate))
         self._idle = int(round(knob(knobs, "response_idle_s") * sample_rate))
         self._live: list[_LiveTurn] = []
@@ -64,7 +65,11 @@ class Labeler:
             live.yield_from, live.yield_to = yield_window(start, end, s)
             live.extent = live.yield_to
         if t.label in RESPOND_AFTER:
-            self._watches.append(ResponseWatch(end, self.F, self._idle, self._wait))
+            wait, idle = self._wait, self._idle
+            if self._behaviour is not None:  # the same draws as the scheduler's wait after this turn
+                s_ = in_samples(self.sr)
+                wait, idle = s_(self._behaviour.response_wait_s(index + 1)), s_(self._behaviour.response_idle_s(index + 1))
+            self._watches.append(ResponseWatch(end, self.F, idle, wait))
         self._live.append(live)
 
     def add_clip(self, start: int, end: int, speaker: str) -> None:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from ..scene.schema import Scene
 from ..windows import KNOBS, close_of
+from .behaviour import Behaviour
 
 RESPONSE_LABELS = ("T", "final")
 
@@ -177,8 +178,10 @@ class Scheduler:
     """
 
     def __init__(self, scene: Scene, durations: list[list[int]], sample_rate: int, frame_samples: int,
-                 config: SchedulerConfig = SchedulerConfig(), delays: dict[str, int] | None = None):
+                 config: SchedulerConfig = SchedulerConfig(), delays: dict[str, int] | None = None,
+                 behaviour: Behaviour | None = None):
         self.scene, self.durations, self.sr, self.F, self.cfg = scene, durations, sample_rate, frame_samples, config
+        self.behaviour = behaviour or Behaviour(config)  # paper: SPEC 3's constants
         self.delays = delays or {}
         self.turns: list[ScheduledTurn] = []
         self.clips: list[ScheduledClip] = []
@@ -218,6 +221,8 @@ class Scheduler:
         self._plan_next(i, start, t)
 
     def _window_end(self, label: str, start: int, end: int) -> int:
+        if label == "N4Q":  # its windows run to the N4R start, which may be drawn
+            return end + self._s(self.behaviour.n4r_delay_s(self._next))
         return close_of(label, start, end, self.cfg, self._s)
 
     def _plan_next(self, i: int, start: int, end: int) -> None:
@@ -227,15 +232,17 @@ class Scheduler:
             return
         label = self.scene.turns[i].label
         nxt = self.scene.turns[self._next]
-        s, F, cfg = self._s, self.F, self.cfg
+        s, F, b = self._s, self.F, self.behaviour
         if label == "N4Q":
-            self._pending_start = end + s(cfg.n4r_delay_s)
+            self._pending_start = end + s(b.n4r_delay_s(self._next))
         elif nxt.label == "interrupt":
-            self._watch = InterruptWatch(end, F, s(cfg.interrupt_after_s), s(cfg.interrupt_timeout_s), s(cfg.response_idle_s))
+            self._watch = InterruptWatch(end, F, s(b.interrupt_after_s(self._next)),
+                                         s(b.interrupt_timeout_s(self._next)), s(b.response_idle_s(self._next)))
         elif label in RESPONSE_LABELS:
-            self._watch = ResponseWatch(end, F, s(cfg.response_idle_s), s(cfg.response_wait_s), s(cfg.max_response_s))
+            self._watch = ResponseWatch(end, F, s(b.response_idle_s(self._next)), s(b.response_wait_s(self._next)),
+                                        s(self.cfg.max_response_s))
         else:
-            self._pending_start = max(start, end + s(nxt.gap_s))
+            self._pending_start = max(b.earliest_start(start, end), end + s(b.gap_s(self._next, self.scene, label)))
 
     def advance(self, j: int, loud: bool, active: bool, onset: bool) -> None:
         """Decide everything that starts inside frame j, given the assistant's frame j."""

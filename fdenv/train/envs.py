@@ -47,7 +47,7 @@ class TurnTakingEnv(gym.Env):
 
     Arguments: ``scene_sets`` (names of shipped sets, default all five) and ``split``, or
     ``scenes`` (anything ``RoomEnv(scene=...)`` takes); ``room``, ``tts``, ``sample_rate``,
-    ``scheduler`` (as ``RoomEnv``); ``rewards`` (weights), ``reward_params`` (per-term parameters),
+    ``scheduler``, ``behaviour`` (as ``RoomEnv``); ``rewards`` (weights), ``reward_params`` (per-term parameters),
     ``takeover_s``; ``content`` and ``backchannels`` (``TurnActions``); ``features`` (kwargs of
     ``LogMelFeatures``: ``history``, ``n_mels``, ``sub_frames``, ...); ``teacher`` (``True``, a
     dict of ``OracleTeacher`` kwargs, or ``False``); ``lean_info`` (drop labels and records from
@@ -62,14 +62,15 @@ class TurnTakingEnv(gym.Env):
                  sample_rate: int = 16000, scheduler: dict | None = None, rewards: dict | None = None,
                  reward_params: dict | None = None, takeover_s: float = 0.72, content: str = "gold",
                  backchannels=None, features: dict | None = None, teacher=True, lean_info: bool = False,
-                 balance: str = "kind", render_mode: str | None = None):
+                 balance: str = "kind", render_mode: str | None = None, behaviour: str = "natural"):
         from ..sim.env import RoomEnv
 
         if render_mode is not None:
             raise ValueError(f"render_mode={render_mode!r}: no render modes (valid: None)")
         self.render_mode = None
         scene_list = scenes if scenes is not None else load_scenes(scene_sets, split)
-        self.room = RoomEnv(scene=scene_list, room=room, sample_rate=sample_rate, tts=tts, scheduler=scheduler)
+        self.room = RoomEnv(scene=scene_list, room=room, sample_rate=sample_rate, tts=tts, scheduler=scheduler,
+                            behaviour=behaviour)
         if balance not in ("scene", "kind"):
             raise ValueError(f"balance={balance!r}: 'scene' (every scene as likely) or 'kind' (every scene kind as likely)")
         self.balance = balance
