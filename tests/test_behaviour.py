@@ -179,3 +179,9 @@ def test_the_n4r_start_is_drawn_and_the_labels_follow_the_played_start():
             if r.start + 2.0 + 0.08 <= t and t + 0.08 <= r.end:
                 assert lab["expect"] == "yield"
     assert len(set(starts)) == 4 and all(1.9 < s < 4.6 for s in starts)
+    # scoring and the episode end use the played start too (fdenv.windows)
+    from fdenv import windows as W
+
+    wins = {w.name: (w.start, w.end) for w in W.played_windows(rec.turns)}
+    assert wins["n4_gap"] == (q.end, r.start) and wins["n4_window"] == (q.start, r.start)
+    assert rec.duration >= wins["yield"][1] + 2.0 - 1e-9

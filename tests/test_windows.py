@@ -1,5 +1,6 @@
 """The timing windows of SPEC 2, 3, 6 and 7: the paper's windows written out as numbers, and the
-scheduler, the labels and the scorers agreeing on them when a scheduler knob moves."""
+scheduler, the labels and the scorers agreeing on them when a scheduler knob moves (`behaviour="paper"`,
+where each knob is exact; the natural profile draws around them: test_behaviour.py)."""
 
 import math
 
@@ -111,7 +112,7 @@ def frames_in(frames, a, b):
 
 @pytest.mark.parametrize("wait", [3.0, 5.0, 8.0])
 def test_response_wait_moves_the_scheduler_and_the_respond_label_together(wait):
-    rec, frames = rollout(RoomEnv(scene=REQUEST, scheduler={"response_wait_s": wait}), SilentAgent())
+    rec, frames = rollout(RoomEnv(behaviour="paper", scene=REQUEST, scheduler={"response_wait_s": wait}), SilentAgent())
     t, nxt = by_label(rec, "T"), rec.turns[2]
     assert nxt.start == pytest.approx(t.end + wait, abs=1 / SR)  # the humans wait `wait` s
     # `respond` from the end of T until the humans go on: never `free` while they wait
@@ -127,7 +128,7 @@ def test_response_wait_moves_the_scheduler_and_the_respond_label_together(wait):
 
 @pytest.mark.parametrize("idle", [0.6, 1.8])
 def test_response_idle_ends_the_wait_and_the_respond_label_together(idle):
-    env = RoomEnv(scene=REQUEST, scheduler={"response_idle_s": idle})
+    env = RoomEnv(behaviour="paper", scene=REQUEST, scheduler={"response_idle_s": idle})
     e = by_label(rollout(env, SilentAgent())[0], "T").end
     rec, frames = rollout(env, ScriptedAgent([(e + 0.5, tone(1.0))]))
     last_loud = math.ceil((e + 1.5) * SR / N) - 1
@@ -139,7 +140,7 @@ def test_response_idle_ends_the_wait_and_the_respond_label_together(idle):
 
 @pytest.mark.parametrize("delay", [2.0, 3.0, 5.0])
 def test_n4r_delay_moves_the_answer_the_labels_and_the_mpe_gap_together(delay):
-    rec, frames = rollout(RoomEnv(scene=N4, scheduler={"n4r_delay_s": delay}), SilentAgent())
+    rec, frames = rollout(RoomEnv(behaviour="paper", scene=N4, scheduler={"n4r_delay_s": delay}), SilentAgent())
     q, r = by_label(rec, "N4Q"), by_label(rec, "N4R")
     assert r.start == pytest.approx(q.end + delay, abs=1 / SR)
     # labels: the gap and the first 2 s of N4R are `free`, then `yield` to max(r_end, r + 2) + 0.5
@@ -167,7 +168,7 @@ INTERRUPTION = scene([
 
 @pytest.mark.parametrize("after", [0.8, 2.4])
 def test_interrupt_after_moves_the_interrupt_and_its_windows(after):
-    env = RoomEnv(scene=INTERRUPTION, scheduler={"interrupt_after_s": after})
+    env = RoomEnv(behaviour="paper", scene=INTERRUPTION, scheduler={"interrupt_after_s": after})
     e = by_label(rollout(env, SilentAgent())[0], "final").end
     onset = math.ceil((e + 0.4) * SR / N) * N / SR
     rec, frames = rollout(env, ScriptedAgent([(onset, tone(6.0))]))
@@ -180,13 +181,13 @@ def test_interrupt_after_moves_the_interrupt_and_its_windows(after):
 
 
 def test_interrupt_timeout_moves_the_interrupt():
-    rec, _ = rollout(RoomEnv(scene=INTERRUPTION, scheduler={"interrupt_timeout_s": 3.5}), SilentAgent())
+    rec, _ = rollout(RoomEnv(behaviour="paper", scene=INTERRUPTION, scheduler={"interrupt_timeout_s": 3.5}), SilentAgent())
     assert by_label(rec, "interrupt").start == pytest.approx(by_label(rec, "final").end + 3.5, abs=1 / SR)
 
 
 @pytest.mark.parametrize("tail", [0.5, 4.0])
 def test_tail_follows_the_last_window(tail):
-    rec, frames = rollout(RoomEnv(scene=N4, scheduler={"tail_s": tail}), SilentAgent())
+    rec, frames = rollout(RoomEnv(behaviour="paper", scene=N4, scheduler={"tail_s": tail}), SilentAgent())
     last = max(w.end for w in W.played_windows(rec.turns))
     assert last + tail - 1e-9 <= rec.duration < last + tail + 2 * N / SR
     # the silence window of N2 is the labels' `silent` stretch
