@@ -71,6 +71,8 @@ class EpisodeRecord:
     privileged: bool = False  # scored with an agent that saw labels (oracle, scripted)
     mic0: np.ndarray | None = None  # microphone 0, for export (FDB's input.wav)
     replay: bool = False  # imported FDB data: fixed input, fixed gold times
+    # natural humans' reactions to an intruding assistant: {"kind", "turn_id", "due", "start"}
+    reactions: list = field(default_factory=list)
 
     @property
     def duration(self) -> float:
@@ -121,6 +123,7 @@ class EpisodeRecord:
             "versions": self.versions,
             "turns": [asdict(t) for t in self.turns],
             "clips": [asdict(c) for c in self.clips],
+            "reactions": self.reactions,
             "scene": self.scene.to_dict(),
         }
 
@@ -164,6 +167,7 @@ class EpisodeRecord:
             privileged=meta.get("privileged", False),
             mic0=None if mic0 is None else np.asarray(mic0, dtype=np.float32),
             replay=meta.get("replay", False),
+            reactions=list(meta.get("reactions", [])),
         )
 
     @classmethod

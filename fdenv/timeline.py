@@ -16,8 +16,9 @@ import numpy as np
 from .record import EpisodeRecord
 
 LETTERS = {"ctx": "c", "pause": "p", "monologue": "m", "final": "f", "interrupt": "i", "duty": "d",
-           "T": "T", "N1": "1", "N2": "2", "N3": "3", "N4Q": "Q", "N4R": "R"}
-LEGEND = "c ctx, p pause, m monologue, f final, i interrupt, d duty, T request, 1/2/3 N1-N3, Q N4Q, R N4R, # assistant"
+           "T": "T", "N1": "1", "N2": "2", "N3": "3", "N4Q": "Q", "N4R": "R",
+           "bc": "b", "false_start": "x", "repair": "!", "reask": "a"}
+LEGEND = "c ctx, p pause, m monologue, f final, i interrupt, d duty, T request, 1/2/3 N1-N3, Q N4Q, R N4R, b backchannel, x false start, ! repair, a re-ask, # assistant"
 
 
 def timeline_text(record: EpisodeRecord, step_s: float | None = None, name_width: int = 10, max_columns: int = 110) -> str:

@@ -79,6 +79,8 @@ RULES: tuple[Rule, ...] = (
          ("score.fdb", "sim.scheduler (episode end)", "plots")),
     Rule("presence", ("T",), "turn end e", "e + 5 s", "the played turn end", "7",
          ("score.mpe", "sim.scheduler (episode end)", "plots")),
+    Rule("reask", ("reask",), "re-ask start", "re-ask end + 5 s", "the played re-ask (natural humans)",
+         "7 (answered after a re-ask; behaviour profiles)", ("score.mpe",)),
     Rule("silence", ("N1", "N2", "N3"), "turn start", "turn end + 1 s, cut at the end of the next T or N4Q",
          "the played turns", "7; 2 (`silent`)", ("score.mpe", "sim.labels", "sim.scheduler (episode end)", "plots")),
     Rule("n4_window", ("N4Q",), "turn start", "start r of its N4R (q + n4r_delay_s when scheduled)",
@@ -114,6 +116,11 @@ RESPOND_AFTER = ("T", "final", "interrupt")
 
 def presence_window(e, s: Seconds = seconds) -> tuple:
     return e, e + s(PRESENCE_S)
+
+
+def reask_window(start, end, s: Seconds = seconds) -> tuple:
+    """An answer after a natural asker's re-ask ("Aria?"): from its start to its end + 5 s."""
+    return start, end + s(PRESENCE_S)
 
 
 def turn_taking_window(e, s: Seconds = seconds) -> tuple:

@@ -165,3 +165,17 @@ def test_reused_buffers_leave_no_trace_of_the_last_episode():
     np.testing.assert_array_equal(rec.assistant, kept[0])
     np.testing.assert_array_equal(rec.mic0, kept[1])
     assert np.abs(rec.assistant).max() > 0.1
+
+
+def test_every_scene_gets_its_own_geometry_for_one_seed():
+    # the runner resets every scene with the run's seed: the scene id must still move the room
+    other = scene([
+        {"speaker": "Ann", "text": "Good morning, did you sleep well?", "label": "ctx"},
+        {"speaker": "Bob", "text": "Not really, the neighbours were loud.", "label": "final"},
+    ], kind="turn_taking", id="other")
+    env = RoomEnv(scene=[SC, other], room=ROOM)
+    doa = lambda sc, seed=0: env.reset(seed=seed, options={"scene": sc})[1]["labels"]["doa"]  # noqa: E731
+    first, second, again = doa("test"), doa("other"), doa("test")
+    assert first == again
+    assert first["Ann"] != second["Ann"] and first["Bob"] != second["Bob"]
+    assert doa("test", seed=1)["Ann"] != first["Ann"]

@@ -140,7 +140,8 @@ def test_oracle_like_track():
     assert {k: res[k] for k in M.COUNT_KEYS} == {
         "requests": 1, "presence": 1, "fresh_onset": 1, "answered": 1, "correct": 1, "silence_windows": 3,
         "silence_judged": 3, "silence_preserved": 3, "n4_events": 1, "window_response": 1, "yield_eligible": 1,
-        "yield_judged": 1, "yielded": 1, "fail_still_speaking": 0, "fail_spoke_again": 0}
+        "yield_judged": 1, "yielded": 1, "fail_still_speaking": 0, "fail_spoke_again": 0, "reasks": 0,
+        "answered_after_reask": 0}
     assert res["condition"] == "explicit" and res["pair_id"] == "p1" and res["t_position"] == pytest.approx(4 / 9)
     d = res["details"]["requests"][0]
     assert d["answer"] == "The total comes to 31 euros" and d["correct"] is True

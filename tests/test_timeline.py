@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from fdenv.scene import load_set
+from fdenv.sim.behaviour import EXTRA_LABELS
 from fdenv.sim.env import RoomEnv
 from fdenv_agents import OracleAgent, TalkerAgent
 
@@ -50,7 +51,9 @@ def test_labels_agree_with_the_timeline(sc, agent_cls):
         assert labels["t"] == pytest.approx(t0)
         speaking = {c.speaker for c in rec.clips if c.start < t1 and c.end > t0}
         assert set(labels["speaking"]) == speaking, f"frame {j}"
-        live = [t for t in rec.turns if t.start < t1 and t.end > t0]
+        under_way = [t for t in rec.turns if t.start < t1 and t.end > t0]
+        assert {t["id"] for t in labels["turns"]} == {t.id for t in under_way}, f"frame {j}"
+        live = [t for t in under_way if t.label not in EXTRA_LABELS]  # `turn`: the scripted one
         if live:
             latest = max(live, key=lambda t: t.start)
             assert labels["turn"]["id"] == latest.id, f"frame {j}"

@@ -23,6 +23,10 @@ Conventions (SPEC 7, made precise here):
 * The answer to ``T`` (end ``e``): the first segment overlapping ``[e, e + 5]`` and the segments
   that follow it with gaps under 1 s, cut at ``max_response_s`` (the record's scheduler setting,
   default 20 s) after its start; its words go to the judge with the gold answer.
+* Re-asks (natural humans, ``reask`` turns): the asker calls the assistant again no earlier than
+  5 s after an unanswered request, so presence, fresh onset and accuracy are scored before it;
+  ``answered_after_reask`` counts re-asks that a segment overlapping ``[re-ask start, re-ask end
+  + 5 s]`` answered.
 * Words: Whisper on each non-silent *region* of the track (``vad.regions``: independent of
   ``min_speech_ms``) that a rule needs, a region longer than 30 s in 30 s pieces; the units do
   not depend on the segmentation, so the sweep reuses the cached transcripts.
@@ -63,7 +67,7 @@ CONDITIONS = ("explicit", "implicit")
 COUNT_KEYS = (
     "requests", "presence", "fresh_onset", "answered", "correct", "silence_windows", "silence_judged",
     "silence_preserved", "n4_events", "window_response", "yield_eligible", "yield_judged", "yielded",
-    "fail_still_speaking", "fail_spoke_again",
+    "fail_still_speaking", "fail_spoke_again", "reasks", "answered_after_reask",
 )
 
 # ============================================================================ rules
@@ -323,6 +327,12 @@ class MPEScorer:
                 if verdict is not None:
                     counts["answered"] += 1
                     counts["correct"] += bool(verdict)
+            reask = next((u for u in turns if u.label == "reask" and u.resolves == t.id), None)
+            if reask is not None:  # natural humans: the asker called again (scored on its own)
+                counts["reasks"] += 1
+                after = any(overlaps(s, *W.reask_window(reask.start, reask.end)) for s in segs)
+                counts["answered_after_reask"] += after
+                d["reask"] = {"start": round(reask.start, 4), "answered": after}
             details["requests"].append(d)
 
         # silence windows
@@ -525,7 +535,8 @@ def aggregate_mpe(source, n_resamples: int = stats.N_RESAMPLES, seed: int = stat
         tot = {k: sum(d.get(k, 0) or 0 for d in sub) for k in COUNT_KEYS}
         out["failures"][cond] = {"eligible": tot["yield_eligible"], "yielded": tot["yielded"],
                                  "still_speaking": tot["fail_still_speaking"], "spoke_again": tot["fail_spoke_again"],
-                                 "n4_events": tot["n4_events"], "window_response": tot["window_response"]}
+                                 "n4_events": tot["n4_events"], "window_response": tot["window_response"],
+                                 "reasks": tot["reasks"], "answered_after_reask": tot["answered_after_reask"]}
         out["coverage"][cond] = {
             "accuracy": {"judged": tot["answered"], "of": tot["presence"]},
             "silence": {"judged": tot["silence_judged"], "of": tot["silence_windows"]},

@@ -117,6 +117,27 @@ PAUSE = LogNormal(median=0.5, sigma=0.45, lo=0.15, hi=2.0)
 # An overlapping next speaker never starts before this share of the current turn is heard.
 MIN_HEARD = 0.5
 
+# ---- unscripted human events (natural only): backchannels and competing starts ----------------
+BC_LABEL = "bc"  # a human's backchannel (its own turn label; never scored)
+FALSE_START_LABEL = "false_start"  # a competing start that drops out
+REPAIR_LABEL = "repair"  # a human's short repair when the assistant intrudes
+REASK_LABEL = "reask"  # the asker calls the assistant again ("Aria?") after an unanswered request
+EXTRA_LABELS = (BC_LABEL, FALSE_START_LABEL, REPAIR_LABEL, REASK_LABEL)
+REPAIR_YIELD = "sorry, go ahead"  # the assistant cut into the talk
+REPAIR_UNADDRESSED = "I wasn't talking to you"  # nobody had addressed it
+REACTIONS = ("pause", "talk_over", "repair")
+REACTION_CHANCES = (0.4, 0.3, 0.3)  # assumption: no study gives these shares for a machine
+REASK_CHANCE = 0.6  # assumption: the share of askers who call the assistant again
+BC_PHRASES = ("mm-hmm", "yeah", "right", "uh-huh", "ha ha")  # the last: a short laugh
+FALSE_STARTS = ("so I", "oh, and", "wait, I", "I think")
+# Turns during which listeners backchannel (long enough ones): not inside pauses of `pause` turns
+# (what FDB's pause set measures), not over requests to the assistant or the duty preamble.
+BC_DURING = ("ctx", "monologue", "final", "N1", "N2", "N3", "N4R")
+BC_MIN_TURN_S = 3.0  # listeners backchannel only in turns at least this long
+BC_SLOT_S = 4.0  # at most one listener backchannel per this much of a turn (assumption)
+BC_CHANCE = 0.5  # chance of a backchannel in each slot, or at each TRP (assumption)
+COMPETE_CHANCE = 0.15  # chance that a third human also starts at a speaker change (assumption)
+
 
 class Behaviour:
     """``paper``: every timing is SPEC 3's knob or the script's gap."""
@@ -149,8 +170,38 @@ class Behaviour:
     def response_idle_s(self, i: int) -> float:
         return self.cfg.response_idle_s
 
+    def turn_backchannels(self, i: int, speech_s: float, places_s: list[float], listeners: list[str]):
+        """Listener backchannels during turn ``i``: ``[(time after the turn start, speaker, text)]``."""
+        return []
+
+    def answer_backchannel(self, response: int, k: int):
+        """The k-th listener backchannel in the assistant's ``response``-th answer: ``(seconds of
+        the answer before it, text)``, or ``None``."""
+        return None
+
+    def competing_start(self, i: int, others: list[str]):
+        """A third human who starts with turn ``i`` and drops out: ``(delay after the turn's start
+        s, drop-out after s, speaker, text)`` or ``None``."""
+        return None
+
+    def intrusion_reaction(self, i: int):
+        """Turn ``i`` is due while the assistant speaks unasked: ``(reaction, hold s)`` with the
+        reaction one of REACTIONS (``hold``: the longest the speaker waits for it to finish), or
+        ``None`` (the scripted start, as SPEC 3)."""
+        return None
+
+    def reask(self, i: int) -> float | None:
+        """The asker of request ``i`` calls the assistant again at the end of their patience:
+        the seconds they then wait for an answer onset, or ``None`` (no re-ask)."""
+        return None
+
     def describe(self) -> dict:
         return {"profile": self.name}
+
+
+def extra_phrases(scene) -> tuple[str, ...]:
+    """Every unscripted phrase a natural human of ``scene`` may say (rendered at reset)."""
+    return BC_PHRASES + FALSE_STARTS + (REPAIR_YIELD, REPAIR_UNADDRESSED, f"{scene.assistant_name}?")
 
 
 class NaturalBehaviour(Behaviour):
@@ -208,6 +259,55 @@ class NaturalBehaviour(Behaviour):
         c = self.cfg.response_idle_s
         return LogNormal(c, 0.35, lo=0.25 * c, hi=3.0 * c).ppf(self.uniform("resume", i))
 
+    def _pick(self, options, event: str, i: int):
+        return options[min(int(self.uniform(event, i) * len(options)), len(options) - 1)]
+
+    def turn_backchannels(self, i, speech_s, places_s, listeners):
+        if not listeners or speech_s < BC_MIN_TURN_S:
+            return []
+        if places_s:  # TRPs: the listener's onset about 0.2 s after the place (FDB's target)
+            cands = [(k, t + 0.1 + 0.2 * self.uniform("bc_at", 100 * i + k)) for k, t in enumerate(places_s)]
+        else:  # one candidate per slot, at least 1 s into the turn and 1 s before its end
+            slots = int((speech_s - 2.0) // BC_SLOT_S) + 1
+            width = min(BC_SLOT_S, speech_s - 2.0)
+            cands = [(k, 1.0 + k * BC_SLOT_S + width * self.uniform("bc_at", 100 * i + k)) for k in range(slots)]
+        out = []
+        for k, t in cands:
+            if t <= speech_s - 0.6 and self.uniform("bc", 100 * i + k) < BC_CHANCE:
+                out.append((t, self._pick(listeners, "bc_who", 100 * i + k), self._pick(BC_PHRASES, "bc_text", 100 * i + k)))
+        return out
+
+    def answer_backchannel(self, response, k):
+        # Assumption: a listener nods about every 4 s of a long answer (the first after 3-6 s).
+        if k >= 4:
+            return None
+        after = 3.0 + 3.0 * self.uniform("answer_bc_first", response) + sum(
+            3.0 + 2.0 * self.uniform("answer_bc_next", 10 * response + m) for m in range(k))
+        return after, self._pick(BC_PHRASES, "answer_bc_text", 10 * response + k)
+
+    def competing_start(self, i, others):
+        if not others or self.uniform("compete", i) >= COMPETE_CHANCE:
+            return None
+        return (0.15 * self.uniform("compete_delay", i), 0.25 + 0.35 * self.uniform("compete_drop", i),
+                self._pick(others, "compete_who", i), self._pick(FALSE_STARTS, "compete_text", i))
+
+    def intrusion_reaction(self, i):
+        u, acc = self.uniform("intrusion", i), 0.0
+        kind = REACTIONS[-1]
+        for name, p in zip(REACTIONS, REACTION_CHANCES):
+            acc += p
+            if u < acc:
+                kind = name
+                break
+        # assumption: a speaker waits about 2 s for an intruding assistant, then talks anyway
+        return kind, LogNormal(2.0, 0.5, lo=0.5, hi=6.0).ppf(self.uniform("intrusion_hold", i))
+
+    def reask(self, i):
+        if self.uniform("reask", i) >= REASK_CHANCE:
+            return None
+        # assumption: after calling again, the asker waits 2-6 s for an answer before going on
+        return 2.0 + 4.0 * self.uniform("reask_wait", i)
+
     def describe(self) -> dict:
         return {"profile": self.name}
 
@@ -217,6 +317,11 @@ def keyed_uniform(seed: int, scene_id: str, event: str, i: int) -> float:
     words = np.frombuffer(digest[:16], dtype="<u4").tolist()
     rng = np.random.default_rng(np.random.SeedSequence([int(seed) & 0xFFFFFFFF, *words]))
     return float(rng.random()) or 0.5 ** 53  # (0, 1): the inverse CDFs need an open interval
+
+
+def keyed_seed(seed: int, scene_id: str, what: str) -> int:
+    """A 31-bit seed for ``what`` (the room's geometry, say) of one (seed, scene)."""
+    return int(keyed_uniform(seed, scene_id, what, 0) * (2**31 - 1))
 
 
 def make_behaviour(profile: str, config, seed: int, scene_id: str) -> Behaviour:

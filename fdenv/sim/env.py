@@ -14,7 +14,7 @@ from ..errors import ActionError, ConfigError, EnvStateError, FDBImportError, Op
 from ..record import EpisodeRecord, PlayedClip, PlayedTurn
 from ..scene.schema import Scene
 from .detector import ActivityDetector
-from .behaviour import DEFAULT_PROFILE, check_profile, make_behaviour
+from .behaviour import DEFAULT_PROFILE, check_profile, keyed_seed, make_behaviour
 from .labels import Labeler
 from .scheduler import Scheduler, SchedulerConfig
 
@@ -173,13 +173,16 @@ class RoomEnv(gym.Env):
             self._prepare_room()
         durations = [[len(c) for c in turn] for turn in self._clips_audio]
         self._behaviour = make_behaviour(self.behaviour, self._sched_cfg, self._episode_seed, scene.id)
-        self._sched = Scheduler(scene, durations, sr, N, self._sched_cfg, self._delays, self._behaviour)
+        self._extra_audio = self._render_extras(scene) if self.behaviour == "natural" else {}
+        self._sched = Scheduler(scene, durations, sr, N, self._sched_cfg, self._delays, self._behaviour,
+                                {k: len(v[0]) for k, v in self._extra_audio.items()})
         self._labeler = Labeler(scene, sr, N, self._sched_cfg, self._behaviour)
         self._detector = ActivityDetector(N, sr)
         expected = sum(map(sum, durations)) + int(sr * (30 + 25 * len(scene.turns)))
         self._cap = int(math.ceil(expected / N) + 2) * N
         self._clear_buffers(self.n_mics)
         self._placed = 0  # scheduler clips already mixed into the microphone buffer
+        self._extras_placed = 0  # ... and unscripted events (backchannels, competing starts)
         self._turns_seen = 0
         self._played_turns: list[PlayedTurn] = []
         self._played_clips: list[PlayedClip] = []
@@ -249,7 +252,7 @@ class RoomEnv(gym.Env):
         self._detector = ActivityDetector(N, sr)
         self._delays = {s.name: 0 for s in scene.speakers}
         self._room, self._doa = None, None
-        self._placed = self._turns_seen = 0
+        self._placed = self._turns_seen = self._extras_placed = 0
         self._start_episode()
         self._is_replay = True
         labels = self._advance(0, self._assistant[:N])
@@ -270,6 +273,16 @@ class RoomEnv(gym.Env):
         hint = suggest(choice, [s.id for s in self.scenes]) if len(choice) <= 200 else ""
         raise OptionsError(f"options['scene']={short(choice)}: not a scene of this env ({len(self.scenes)} scenes){hint}")
 
+    def _render_extras(self, scene: Scene) -> dict:
+        """(speaker, text) -> (clip, cache key) for every unscripted phrase a human may say."""
+        from ..render import voice_map
+        from .behaviour import extra_phrases
+        from .scheduler import listeners
+
+        voices = voice_map(scene, self._renderer)
+        return {(sp, text): (self._renderer.clip(text, voices[sp]), self._renderer.key(text, voices[sp]))
+                for sp in listeners(scene) for text in extra_phrases(scene)}
+
     def _render_clips(self, scene: Scene) -> list[list[np.ndarray]]:
         from ..render import turn_clips, voice_map
 
@@ -287,7 +300,9 @@ class RoomEnv(gym.Env):
         from ..room import active_speech_level_db, build_room
 
         scene, sr, N = self._scene, self.sample_rate, self.frame_samples
-        room = build_room(self._room_spec, [s.name for s in scene.speakers], seed=self._episode_seed, sample_rate=sr)
+        # A new geometry for every (seed, scene): the runner resets every scene with the run's seed.
+        seed = keyed_seed(self._episode_seed, scene.id, "room")
+        room = build_room(self._room_spec, [s.name for s in scene.speakers], seed=seed, sample_rate=sr)
         self._room = room
         self._delays = {name: int(round(room.delay_s(name) * sr)) for name in self._delays}
         self._echo = room.echo_path(N)
@@ -367,7 +382,7 @@ class RoomEnv(gym.Env):
         onset = bool(det.onsets) and det.onsets[-1] == j
         sched = self._sched
         sched.advance(j, det.loud, active, onset)
-        if len(sched.clips) > self._placed:
+        if len(sched.clips) > self._placed or len(sched.extras) > self._extras_placed:
             self._place_new()
         N = self.frame_samples
         lo = j * N
@@ -411,6 +426,30 @@ class RoomEnv(gym.Env):
             self._played_clips.append(PlayedClip(turn.id, c.piece, turn.speaker, (c.start + d) / sr,
                                                  (c.start + d + c.length) / sr, turn.pieces[c.piece].text))
         self._placed = len(sched.clips)
+        for x in sched.extras[self._extras_placed :]:
+            self._place_extra(x)
+        self._extras_placed = len(sched.extras)
+
+    def _place_extra(self, x) -> None:
+        """A backchannel or a competing start (cut where its speaker drops out, with a 30 ms fade)."""
+        sr = self.sample_rate
+        audio, key = self._extra_audio[(x.speaker, x.text)]
+        if x.length < len(audio):
+            fade = min(int(0.03 * sr), x.length)
+            audio = audio[: x.length].copy()
+            audio[x.length - fade :] *= np.linspace(1.0, 0.0, fade, dtype=np.float32)
+            key = f"{key}:cut{x.length}"
+        audio = self._room.convolve(x.speaker, audio, key=key) if self._room is not None else audio[None, :]
+        end = x.start + audio.shape[1]
+        while end > self._cap:
+            self._grow()
+        self._mic[:, x.start : end] += audio
+        d = self._delays[x.speaker]
+        start, stop = (x.start + d) / sr, (x.start + d + x.length) / sr
+        self._labeler.add_extra(x.id, x.speaker, x.label, x.start + d, x.start + d + x.length)
+        self._played_turns.append(PlayedTurn(id=x.id, speaker=x.speaker, label=x.label, start=start, end=stop,
+                                             text=x.text, resolves=x.resolves))
+        self._played_clips.append(PlayedClip(x.id, 0, x.speaker, start, stop, x.text))
 
     def _grow(self) -> None:
         extra = self._cap
@@ -433,7 +472,19 @@ class RoomEnv(gym.Env):
             versions={"fdenv": __version__, "tts": self._renderer.version},
             mic0=self._mic[0, :n].copy(),
             replay=self._is_replay,
+            reactions=self._reactions(),
         )
+
+    def _reactions(self) -> list[dict]:
+        """The natural humans' reactions to an intruding assistant, on microphone 0's axis."""
+        out = []
+        sr = self.sample_rate
+        for r in getattr(self._sched, "reactions", []):
+            turn = self._scene.turns[r.turn]
+            d = self._delays[turn.speaker]
+            out.append({"kind": r.kind, "turn_id": turn.id, "due": (r.at + d) / sr,
+                        "start": None if r.start is None else (r.start + d) / sr})
+        return out
 
     def render(self):
         """``rgb_array``: the episode so far as a timeline picture (humans, assistant, windows)."""
@@ -521,6 +572,8 @@ class _FixedSchedule:
 
     clips: list = []
     turns: list = []
+    extras: list = []
+    reactions: list = []
 
     def __init__(self, n_frames: int):
         self.n_frames = n_frames

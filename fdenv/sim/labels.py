@@ -1,5 +1,8 @@
 """Per-frame labels (SPEC 2): who speaks, which turn, TRPs, what the assistant is expected to do.
 
+``turn`` is the scripted turn under way (the latest to start); ``turns`` lists every turn under
+way, the unscripted ones of natural humans (backchannels, competing starts) included.
+
 Labels are causal: the labels of frame j use the played timeline decided up to frame j and the
 assistant's activity up to frame j. Times are on microphone 0's axis (the played timeline).
 """
@@ -46,6 +49,7 @@ class Labeler:
         self._live: list[_LiveTurn] = []
         self._clips: list[tuple[int, int, str]] = []  # (start, end, speaker) not yet over
         self._watches: list[ResponseWatch] = []
+        self._extras: list[tuple[int, int, dict]] = []
         self._silences: list[_LiveTurn] = []  # N1-N3 whose window a later T / N4Q may cut
 
     def add_turn(self, index: int, start: int, end: int, trps: list[int]) -> None:
@@ -75,6 +79,12 @@ class Labeler:
     def add_clip(self, start: int, end: int, speaker: str) -> None:
         self._clips.append((start, end, speaker))
 
+    def add_extra(self, id_: str, speaker: str, label: str, start: int, end: int) -> None:
+        """An unscripted human event (a backchannel, a competing start): heard (``speaking``) and
+        listed in ``turns``, never the scored ``turn`` and never a change of ``expect``."""
+        self._clips.append((start, end, speaker))
+        self._extras.append((start, end, {"id": id_, "speaker": speaker, "label": label, "addressee": None}))
+
     def frame(self, j: int, active: bool, onset: bool) -> dict:
         t0, t1 = j * self.F, (j + 1) * self.F
         # Drop what can no longer matter (everything ends before this frame; windows are closed,
@@ -90,9 +100,14 @@ class Labeler:
         turn = None
         trp = False
         yield_ = silent = backchannel = False
+        active_turns = []  # (start, info) of every turn under way: scripted and unscripted
+        if self._extras:
+            self._extras = [x for x in self._extras if x[1] > t0]
+            active_turns = [(a, info) for a, b, info in self._extras if a < t1]
         for t in self._live:
             overlaps = t.start < t1 and t.end > t0
             if overlaps:
+                active_turns.append((t.start, t.info))
                 if turn is None or t.start >= turn_start:
                     turn, turn_start = t.info, t.start
                 label = t.label
@@ -131,6 +146,7 @@ class Labeler:
             "frame": j,
             "speaking": tuple(speaking),
             "turn": dict(NO_TURN if turn is None else turn),
+            "turns": tuple(dict(info) for _, info in sorted(active_turns, key=lambda x: x[0])),
             "trp": trp,
             "expect": expect,
             "assistant_active": active,

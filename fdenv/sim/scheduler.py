@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 
 from ..scene.schema import Scene
 from ..windows import KNOBS, close_of
-from .behaviour import Behaviour
+from .behaviour import (BC_DURING, BC_LABEL, FALSE_START_LABEL, REASK_LABEL, REPAIR_LABEL, REPAIR_UNADDRESSED,
+                        REPAIR_YIELD, Behaviour)
 
 RESPONSE_LABELS = ("T", "final")
 
@@ -62,6 +63,31 @@ class ScheduledClip:
     piece: int
     start: int  # source-axis sample
     length: int
+
+
+@dataclass
+class ScheduledExtra:
+    """An unscripted human event (natural behaviour): a backchannel, or a competing start that
+    drops out. Never scored; ``length`` is what is played (a false start is cut there)."""
+
+    id: str
+    speaker: str
+    label: str
+    text: str
+    start: int
+    length: int
+    resolves: str | None = None  # a re-ask: the id of the request it repeats
+
+
+@dataclass
+class Reaction:
+    """What a natural human did when turn ``turn`` was due while the assistant spoke unasked:
+    ``pause`` / ``repair`` (then waited for it, at most a drawn hold) or ``talk_over``."""
+
+    kind: str
+    turn: int
+    at: int  # when it was due (source axis)
+    start: int | None = None  # when the turn then started
 
 
 @dataclass
@@ -171,6 +197,11 @@ def in_samples(sample_rate: int):
     return lambda sec: int(round(sec * sample_rate))
 
 
+def listeners(scene: Scene) -> list[str]:
+    """The humans who take part in the talk (not a voice that only reads the duty preamble)."""
+    return [sp.name for sp in scene.speakers if any(t.speaker == sp.name and t.label != "duty" for t in scene.turns)]
+
+
 class Scheduler:
     """Lays out a scene's clips in time, turn by turn, reacting to the assistant.
 
@@ -179,9 +210,24 @@ class Scheduler:
 
     def __init__(self, scene: Scene, durations: list[list[int]], sample_rate: int, frame_samples: int,
                  config: SchedulerConfig = SchedulerConfig(), delays: dict[str, int] | None = None,
-                 behaviour: Behaviour | None = None):
+                 behaviour: Behaviour | None = None, extra_lengths: dict[tuple[str, str], int] | None = None):
         self.scene, self.durations, self.sr, self.F, self.cfg = scene, durations, sample_rate, frame_samples, config
         self.behaviour = behaviour or Behaviour(config)  # paper: SPEC 3's constants
+        # Unscripted events: the rendered length of each (speaker, text) they may use (none
+        # without them: a scheduler driven without audio plays the script and its timings only).
+        self.extra_lengths = extra_lengths or {}
+        self.extras: list[ScheduledExtra] = []
+        self.listeners = listeners(scene)
+        self._busy_until = 0  # end of the latest human clip decided so far
+        self._last_speaker: str | None = None
+        self._compete: tuple | None = None  # (turn index, competing start) for the next turn
+        self._responses = 0  # the assistant's answers so far, and listener backchannels in the current one
+        self._answer_bcs = 0
+        self.reactions: list[Reaction] = []
+        self._pending_gap = False  # the pending start is a scripted gap (an intrusion may move it)
+        self._watch_turn: int | None = None  # the turn whose end the current watch follows
+        self._reasked: set[int] = set()
+        self._cut_in = False
         self.delays = delays or {}
         self.turns: list[ScheduledTurn] = []
         self.clips: list[ScheduledClip] = []
@@ -218,7 +264,77 @@ class Scheduler:
         self.turns.append(ScheduledTurn(i, start, t, trps))
         self._next = i + 1
         self._windows_end = max(self._windows_end, self._window_end(turn.label, start, t))
+        self._busy_until = max(self._busy_until, t)
+        if turn.speaker in self.listeners:
+            self._last_speaker = turn.speaker
+        self._turn_extras(i, start, t, trps)
         self._plan_next(i, start, t)
+
+    def _turn_extras(self, i: int, start: int, end: int, trps: list[int]) -> None:
+        """Listener backchannels during turn i, and a competing start with it, as drawn."""
+        turn, b = self.scene.turns[i], self.behaviour
+        if not self.extra_lengths:
+            return
+        if turn.label in BC_DURING:
+            others = [x for x in self.listeners if x != turn.speaker]
+            places = [(x - start) / self.sr for x in trps]
+            for rel, who, text in b.turn_backchannels(i, (end - start) / self.sr, places, others):
+                self._add_extra(who, BC_LABEL, text, start + self._s(rel))
+        if self._compete is not None and self._compete[0] == i:
+            delay, drop, who, text = self._compete[1]
+            self._add_extra(who, FALSE_START_LABEL, text, start + self._s(delay), self._s(drop))
+        self._compete = None
+
+    def _add_extra(self, speaker: str, label: str, text: str, start: int, cut: int | None = None,
+                   resolves: str | None = None) -> int:
+        n = self.extra_lengths[(speaker, text)]
+        if cut is not None:
+            n = min(n, cut)
+        self.extras.append(ScheduledExtra(f"{label}{len(self.extras)}", speaker, label, text, start, n, resolves))
+        self._busy_until = max(self._busy_until, start + n)
+        self._windows_end = max(self._windows_end, start + n)
+        return start + n
+
+    def _react(self, j: int, active: bool) -> bool:
+        """Turn ``_next`` is due in frame j at a scripted gap: if the assistant speaks unasked,
+        its speaker reacts as drawn. True when the start moved (a wait began)."""
+        self._pending_gap = False
+        prev = self.scene.turns[self._next - 1]
+        if not active or prev.label == "interrupt":  # (after an interrupt the assistant should answer)
+            return False
+        reaction = self.behaviour.intrusion_reaction(self._next)
+        if reaction is None:
+            return False
+        kind, hold = reaction
+        at = self._pending_start
+        self.reactions.append(Reaction(kind, self._next, at))
+        if kind == "talk_over":
+            return False
+        if kind == "repair" and self.extra_lengths:
+            nxt = self.scene.turns[self._next]
+            # it cut into someone's talk: yield politely; it started in a silence: nobody had addressed it
+            text = REPAIR_YIELD if self._cut_in else REPAIR_UNADDRESSED
+            at = self._add_extra(nxt.speaker, REPAIR_LABEL, text, at)
+        # wait until the assistant has finished (a drawn resumption), at most ``hold``
+        self._watch = ResponseWatch(at, self.F, self._s(self.behaviour.response_idle_s(self._next)), 0, self._s(hold))
+        self._watch_turn = None
+        self._pending_start = None
+        return True
+
+    def _reask(self, start: int) -> bool:
+        """An unanswered request's patience ran out at ``start``: its asker may call again."""
+        i = self._watch_turn
+        if i is None or not self.extra_lengths or i in self._reasked or self.scene.turns[i].label != "T" or self._watch.engaged:
+            return False
+        wait = self.behaviour.reask(i)
+        if wait is None:
+            return False
+        self._reasked.add(i)
+        turn = self.scene.turns[i]
+        end = self._add_extra(turn.speaker, REASK_LABEL, f"{self.scene.assistant_name}?", start, resolves=turn.id)
+        self._watch = ResponseWatch(end, self.F, self._s(self.behaviour.response_idle_s(self._next)), self._s(wait),
+                                    self._s(self.cfg.max_response_s))
+        return True
 
     def _window_end(self, label: str, start: int, end: int) -> int:
         if label == "N4Q":  # its windows run to the N4R start, which may be drawn
@@ -228,6 +344,8 @@ class Scheduler:
     def _plan_next(self, i: int, start: int, end: int) -> None:
         self._watch = None
         self._pending_start = None
+        self._pending_gap = False
+        self._watch_turn = i
         if self._next >= len(self.scene.turns):
             return
         label = self.scene.turns[i].label
@@ -243,13 +361,30 @@ class Scheduler:
                                         s(self.cfg.max_response_s))
         else:
             self._pending_start = max(b.earliest_start(start, end), end + s(b.gap_s(self._next, self.scene, label)))
+            self._pending_gap = True
+            speaker = self.scene.turns[i].speaker
+            if nxt.speaker != speaker:
+                others = [x for x in self.listeners if x not in (speaker, nxt.speaker)]
+                compete = b.competing_start(self._next, others)
+                self._compete = None if compete is None else (self._next, compete)
 
     def advance(self, j: int, loud: bool, active: bool, onset: bool) -> None:
         """Decide everything that starts inside frame j, given the assistant's frame j."""
         t0, t1 = j * self.F, (j + 1) * self.F
         if onset and (self._response_start is None or t0 - self._off >= self._s(self.cfg.response_idle_s)):
             self._response_start = t0  # a new response; a shorter pause (a breath) continues the old one
+            self._responses += 1
+            self._answer_bcs = 0
+            self._cut_in = t0 < self._busy_until  # a human was speaking when it began
         self._off = None if active else (t0 if self._off is None else self._off)
+        if (active and self.extra_lengths and isinstance(self._watch, ResponseWatch) and self._watch_turn is not None and self._watch.engaged
+                and t0 >= self._busy_until
+                and self._last_speaker and self._response_start is not None):
+            # the asker backchannels during a long answer (the humans wait for it; nobody speaks)
+            bc = self.behaviour.answer_backchannel(self._responses, self._answer_bcs)
+            if bc is not None and t0 - self._response_start >= self._s(bc[0]):
+                self._add_extra(self._last_speaker, BC_LABEL, bc[1], t0)
+                self._answer_bcs += 1
         # Several turns can start in one frame (short clips, overlaps): loop until settled.
         while self._next < len(self.scene.turns):
             if self._pending_start is None and self._watch is not None:
@@ -259,10 +394,16 @@ class Scheduler:
                     start = self._watch.update(j, active, onset)
                 if start is None:
                     break
+                if isinstance(self._watch, ResponseWatch) and self._reask(start):
+                    continue
                 self._watch = None
                 self._pending_start = start
             if self._pending_start is None or self._pending_start >= t1:
                 break
+            if self._pending_gap and self._react(j, active):
+                continue
+            if self.reactions and self.reactions[-1].turn == self._next:
+                self.reactions[-1].start = self._pending_start
             self._schedule(self._next, self._pending_start)
         if self._next >= len(self.scene.turns) and self.end_sample is None:
             self._maybe_end(j, active)
