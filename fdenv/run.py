@@ -129,6 +129,8 @@ def episode_line(result: EpisodeResult, stem: str, seed: int) -> dict:
         "duration_s": r.duration,
         "timeline": [asdict(t) for t in r.turns],
     }
+    if "mic_clipped_samples" in result.info:  # levels are calibrated never to clip: the proof, per episode
+        line["mic_clipped_samples"] = result.info["mic_clipped_samples"]
     for key in ("fdb", "mpe", "segments"):
         if key in result.info:
             line[key] = _jsonable(result.info[key])

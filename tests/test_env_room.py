@@ -179,3 +179,32 @@ def test_every_scene_gets_its_own_geometry_for_one_seed():
     assert first == again
     assert first["Ann"] != second["Ann"] and first["Bob"] != second["Bob"]
     assert doa("test", seed=1)["Ann"] != first["Ann"]
+
+
+def test_the_microphone_hisses_in_every_preset_unless_noise_none():
+    from fdenv.room.noise import SELF_NOISE_DB
+
+    def mic0(room):
+        rec, _ = rollout(RoomEnv(scene=SC, room=room), SilentAgent())
+        return rec, rec.mic0.astype(np.float64)
+
+    rec, x = mic0("anechoic")
+    speech = active_speech_level_db(np.concatenate([x[round(c.start * SR):round(c.end * SR)] for c in rec.clips]), SR)
+    gaps = [(a.end, b.start) for a, b in zip(rec.clips, rec.clips[1:]) if b.start - a.end > 0.1]
+    gaps.append((rec.clips[-1].end + 0.05, rec.duration))
+    floor = rms_db(np.concatenate([x[round(a * SR):round(b * SR)] for a, b in gaps]))
+    assert abs(speech - floor - SELF_NOISE_DB) < 1.5  # no digital silence between turns
+    _, exact = mic0({"preset": "anechoic", "noise": "none"})
+    assert not exact[: round(rec.clips[0].start * SR) - 1].any()  # opted out: exact zeros
+    _, default = mic0(None)  # no room at all: the clips as rendered (tests, FDB replays)
+    assert not default[: round(rec.clips[0].start * SR) - 1].any()
+
+
+def test_the_car_cabin_never_clips():
+    env = RoomEnv(scene_set="mpe", split="test", room="car_cabin")
+    from fdenv.run import run_episode
+
+    result = run_episode(env, SilentAgent(), seed=0, scene=0)
+    assert result.info["mic_clipped_samples"] == 0
+    assert env.unwrapped._mic_gain < 1.0  # headroom was needed (the talkers sit close)
+    assert np.abs(result.record.mic0).max() <= 0.9 + 1e-6

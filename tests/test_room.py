@@ -377,7 +377,7 @@ def test_config_forms():
     ("ofice", r"preset.*valid choices: anechoic, car_cabin"),
     ({"preset": "office", "colour": 1}, r"colour: unknown field; valid fields: .*rt60"),
     ({"preset": "office", "mics": "quad"}, r"mics: .*valid choices: mono, pair, circular4"),
-    ({"preset": "office", "noise": "brown"}, r"noise: .*valid choices: none, white, pink, babble"),
+    ({"preset": "office", "noise": "brown"}, r"noise: .*valid choices: none, self, white, pink, babble"),
     ({"preset": "office", "rt60": 5}, r"rt60: .*out of range"),
     ({"preset": "office", "rt60": 0.08}, r"rt60: .*too short"),
     ({"preset": "office", "echo_gain": -1}, r"echo_gain: .*out of range"),

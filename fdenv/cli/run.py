@@ -54,7 +54,7 @@ def check_config(cfg) -> None:
             raise ConfigError("scene=fdb needs scene.path=PATH: a downloaded Full-Duplex-Bench task folder")
         if not Path(str(cfg.scene.path)).is_dir():
             raise ConfigError(f"scene.path={cfg.scene.path!r}: no such folder (a Full-Duplex-Bench task folder)")
-        if _room(cfg) is not None:
+        if _room(cfg) != "anechoic":
             raise ConfigError("scene=fdb replays recorded audio: leave room anechoic (no room=...)")
     if cfg.scene.limit is not None and (not isinstance(cfg.scene.limit, int) or cfg.scene.limit < 1):
         raise ConfigError(f"scene.limit={cfg.scene.limit!r}: expected a positive integer or null")
@@ -95,7 +95,7 @@ def _room(cfg):
 
     room = {k: v for k, v in OmegaConf.to_container(cfg.room, resolve=True).items() if v is not None}
     if room.get("preset", "anechoic") == "anechoic" and len(room) <= 1:
-        return None
+        return "anechoic"  # the preset: free field, with the microphone's self-noise
     return room
 
 
@@ -138,7 +138,8 @@ def run_job(cfg) -> list[Path]:
                   behaviour=cfg.get("behaviour", "natural"))
     if cfg.scene.get("path") is not None:
         path = Path(str(cfg.scene.path)).resolve()
-        folders.append(run(agent, scenes=[f"fdb:{path}"], split=cfg.scene.split, **common))
+        # a replay plays the recording as it is: no microphone model on top
+        folders.append(run(agent, scenes=[f"fdb:{path}"], split=cfg.scene.split, **{**common, "room": None}))
     for scene_set in cfg.scene.sets:
         folders.append(run(agent, scene_set=scene_set, split=cfg.scene.split, **common))
     for folder in folders:

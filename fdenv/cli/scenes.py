@@ -162,11 +162,14 @@ def _render_set(renderer, name: str, scenes) -> tuple[int, int, int, int]:
     from tqdm import tqdm
 
     from ..render import turn_clips, voice_map
+    from ..sim.behaviour import unscripted_clips
 
     keys: set[str] = set()
     rendered = cached = unwritten = 0
     for scene in tqdm(scenes, desc=name, unit="scene", leave=False, disable=None):  # no bar off a terminal
-        for text, voice in (c for pieces in turn_clips(scene, voice_map(scene, renderer)) for c in pieces):
+        voices = voice_map(scene, renderer)
+        extras = [(text, voice) for _, text, voice in unscripted_clips(scene, voices)]  # natural humans' own
+        for text, voice in [c for pieces in turn_clips(scene, voices) for c in pieces] + extras:
             key = renderer.key(text, voice)
             if key in keys:
                 continue

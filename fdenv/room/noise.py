@@ -165,3 +165,16 @@ __all__ = [
     "power_shape", "unit_level", "diffuse_noise", "point_source_noise", "speech_stream", "resolve_clips",
     "make_diffuse",
 ]
+
+
+# Microphone self-noise, below the active speech level at microphone 0: a MEMS microphone with a
+# 65 dB(A) SNR (self-noise 94 - 65 = 29 dB(A) SPL) hearing normal-effort speech at 1 m (about
+# 62 dB SPL, ANSI S3.5-1997) gives 33 dB. Every preset has it unless ``noise: none``.
+SELF_NOISE_DB = 33.0
+
+
+def self_noise(n_mics: int, n: int, level_db: float, seed: int) -> np.ndarray:
+    """White self-noise, independent at each microphone, ``(n_mics, n)`` float32 at a long-term
+    level of ``level_db`` (dB re RMS 1)."""
+    rng = np.random.default_rng(np.random.SeedSequence([int(seed) & 0xFFFFFFFF, 0x73656C66]))
+    return (rng.standard_normal((n_mics, n)) * 10 ** (level_db / 20)).astype(np.float32)

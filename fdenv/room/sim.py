@@ -388,7 +388,7 @@ class RoomSim:
             raise ValueError(f"room.noise: n_samples must be >= 0, got {n_samples}")
         seed = self.seed if seed is None else int(seed)
         sources = self.spec.noise_sources if self.simulated else ()
-        if n == 0 or (kind == "none" and not sources) or not math.isfinite(speech_level_dbfs):
+        if n == 0 or (kind in ("none", "self") and not sources) or not math.isfinite(speech_level_dbfs):
             return _cache.frozen(np.zeros((self.n_mics, n), dtype=np.float32))
         want_babble = kind == "babble"
         want_tv = any(s.kind == "tv" for s in sources)
@@ -406,7 +406,7 @@ class RoomSim:
         offsets = self.mic_positions - self.array_center[:, None]
         total = np.zeros((self.n_mics, n), dtype=np.float64 if sources else np.float32)
         ref = 1.0
-        if kind != "none":
+        if kind not in ("none", "self"):  # (the microphones' self-noise is the env's, on top)
             rng = np.random.default_rng(np.random.SeedSequence([seed & 0xFFFFFFFFFFFFFFFF, 0x6E6F6973, 0]))
             total += diffuse_noise(kind, n, fs, offsets, rng, bclips, self.spec.babble_talkers)
         for i, src in enumerate(sources):

@@ -25,7 +25,7 @@ import yaml
 PRESET_DIR = Path(__file__).resolve().parent / "presets"
 DEFAULT_PRESET = "anechoic"
 MIC_ARRAYS = ("mono", "pair", "circular4")
-NOISE_KINDS = ("none", "white", "pink", "babble")
+NOISE_KINDS = ("none", "self", "white", "pink", "babble")  # self: the microphones' own noise only
 POINT_NOISE_KINDS = ("fan", "tv")
 SPEED_OF_SOUND = 343.0  # m/s, pyroomacoustics' default constant
 

@@ -199,9 +199,20 @@ class Behaviour:
         return {"profile": self.name}
 
 
+def listeners(scene) -> list[str]:
+    """The humans who take part in the talk (not a voice that only reads the duty preamble)."""
+    return [sp.name for sp in scene.speakers if any(t.speaker == sp.name and t.label != "duty" for t in scene.turns)]
+
+
 def extra_phrases(scene) -> tuple[str, ...]:
-    """Every unscripted phrase a natural human of ``scene`` may say (rendered at reset)."""
+    """Every unscripted phrase a natural human of ``scene`` may say."""
     return BC_PHRASES + FALSE_STARTS + (REPAIR_YIELD, REPAIR_UNADDRESSED, f"{scene.assistant_name}?")
+
+
+def unscripted_clips(scene, voices: dict[str, str]) -> list[tuple[str, str, str]]:
+    """``(speaker, text, voice)`` of every clip natural humans may add to ``scene`` (``voices``
+    from ``render.voice_map``): the env renders them at reset, ``fdenv-scenes render`` ahead."""
+    return [(sp, text, voices[sp]) for sp in listeners(scene) for text in extra_phrases(scene)]
 
 
 class NaturalBehaviour(Behaviour):

@@ -37,6 +37,7 @@ BABBLE_TEXTS = (
     "They are planning a long walk along the river on Sunday.",
 )
 SAMPLE_RATES = (16000, 24000)
+MIC_PEAK = 0.9  # the loudest scripted moment at the microphones, at most (headroom below full scale)
 
 
 class RoomEnv(gym.Env):
@@ -90,7 +91,8 @@ class RoomEnv(gym.Env):
     ## Info
 
     ``reset``: ``scene_id``, ``duty``, ``assistant_name``, ``sample_rate``, ``frame_samples``,
-    ``labels``. ``step``: ``labels``, ``clipped_samples`` (and ``record`` at the end). Labels:
+    ``labels``. ``step``: ``labels``, ``clipped_samples`` (and ``record`` and ``mic_clipped_samples``, the
+    microphone samples clipped at full scale during the episode, at the end). Labels:
     ``t``, ``frame``, ``speaking``, ``turn``, ``trp``, ``expect``, ``assistant_active``
     (SPEC 2), plus ``doa`` with a room.
 
@@ -209,6 +211,7 @@ class RoomEnv(gym.Env):
     def _start_episode(self) -> None:
         self._k = 0
         self._clipped = 0
+        self._mic_clipped = 0  # microphone samples clipped at full scale (reported at the end)
         self._done = False
         self._is_replay = False
 
@@ -276,12 +279,10 @@ class RoomEnv(gym.Env):
     def _render_extras(self, scene: Scene) -> dict:
         """(speaker, text) -> (clip, cache key) for every unscripted phrase a human may say."""
         from ..render import voice_map
-        from .behaviour import extra_phrases
-        from .scheduler import listeners
+        from .behaviour import unscripted_clips
 
-        voices = voice_map(scene, self._renderer)
-        return {(sp, text): (self._renderer.clip(text, voices[sp]), self._renderer.key(text, voices[sp]))
-                for sp in listeners(scene) for text in extra_phrases(scene)}
+        return {(sp, text): (self._renderer.clip(text, voice), self._renderer.key(text, voice))
+                for sp, text, voice in unscripted_clips(scene, voice_map(scene, self._renderer))}
 
     def _render_clips(self, scene: Scene) -> list[list[np.ndarray]]:
         from ..render import turn_clips, voice_map
@@ -309,12 +310,23 @@ class RoomEnv(gym.Env):
         self._doa = {name: room.doa(name) for name in self._delays} if room.simulated else None
         wet = [room.convolve(t.speaker, clip, key=self._clip_keys[i][p])[0]
                for i, t in enumerate(scene.turns) for p, clip in enumerate(self._clips_audio[i])]
-        self._noise = None
-        if self._room_spec.noise != "none" or self._room_spec.noise_sources:
-            level = active_speech_level_db(np.concatenate(wet), sr)
+        self._noise = self._self_noise = None
+        spec = self._room_spec
+        level = active_speech_level_db(np.concatenate(wet), sr) if spec.noise != "none" or spec.noise_sources else None
+        if spec.noise not in ("none", "self") or spec.noise_sources:
             # Noise for the scene's nominal length, looped past it (reactive episodes can run long).
             nominal = sum(len(w) for w in wet) + int(sr * (10 + 6 * len(scene.turns)))
             self._noise = room.noise(-(-nominal // N) * N, level, babble=self._babble_clips)
+        if spec.noise != "none" and np.isfinite(level):  # every microphone hisses a little
+            from ..room.noise import SELF_NOISE_DB, self_noise
+
+            self._self_noise = self_noise(self.n_mics, 10 * sr // N * N, level - SELF_NOISE_DB, seed)
+        # Levels calibrated so that the microphones never clip on the scene's speech and noise:
+        # a fixed gain for the episode (a recording engineer's headroom), below 1 only when needed.
+        peak = max((float(np.abs(w).max()) for w in wet if w.size), default=0.0)
+        for x in (self._noise, self._self_noise):
+            peak += 0.0 if x is None else float(np.abs(x[0]).max())
+        self._mic_gain = np.float32(min(1.0, MIC_PEAK / peak)) if peak > 0 else np.float32(1.0)
 
     def _babble_clips(self, n: int, seed: int) -> list[np.ndarray]:
         """Babble talkers: extra TTS voices reading unrelated sentences (DESIGN: noise)."""
@@ -332,9 +344,12 @@ class RoomEnv(gym.Env):
         N = self.frame_samples
         mic = self._mic[:, j * N : (j + 1) * N]
         self._echo.add_to(frame, mic)
-        if self._noise is not None:
-            lo = (j * N) % self._noise.shape[1]
-            mic += self._noise[:, lo : lo + N]
+        for noise in (self._noise, self._self_noise):
+            if noise is not None:
+                lo = (j * N) % noise.shape[1]
+                mic += noise[:, lo : lo + N]
+        if self._mic_gain != 1.0:
+            mic *= self._mic_gain
 
     # ---- stepping ----------------------------------------------------------------------
     def step(self, action):
@@ -373,6 +388,7 @@ class RoomEnv(gym.Env):
         if terminated:
             self._done = True
             info["record"] = self._record(k + 1)
+            info["mic_clipped_samples"] = self._mic_clipped
         return obs, 0.0, terminated, False, info
 
     def _advance(self, j: int, frame: np.ndarray) -> dict:
@@ -389,7 +405,9 @@ class RoomEnv(gym.Env):
         if self._room is not None:
             self._room_frame(j, frame)
         mic = self._mic[:, lo : lo + N]
-        _clip(mic, -1.0, 1.0, out=mic)
+        if not max(mic.max(), -mic.min()) <= 1.0:  # counted: levels are meant never to clip
+            self._mic_clipped += int(np.count_nonzero(np.abs(mic) > 1.0))
+            _clip(mic, -1.0, 1.0, out=mic)
         labels = self._labeler.frame(j, active, onset)
         if self._doa is not None:
             labels["doa"] = dict(self._doa)  # fresh per step: users keep what they get
@@ -444,6 +462,7 @@ class RoomEnv(gym.Env):
         while end > self._cap:
             self._grow()
         self._mic[:, x.start : end] += audio
+        self._used = max(self._used, end)
         d = self._delays[x.speaker]
         start, stop = (x.start + d) / sr, (x.start + d + x.length) / sr
         self._labeler.add_extra(x.id, x.speaker, x.label, x.start + d, x.start + d + x.length)

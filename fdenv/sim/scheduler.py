@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from ..scene.schema import Scene
 from ..windows import KNOBS, close_of
 from .behaviour import (BC_DURING, BC_LABEL, FALSE_START_LABEL, REASK_LABEL, REPAIR_LABEL, REPAIR_UNADDRESSED,
-                        REPAIR_YIELD, Behaviour)
+                        REPAIR_YIELD, Behaviour, listeners)
 
 RESPONSE_LABELS = ("T", "final")
 
@@ -195,11 +195,6 @@ class InterruptWatch(_Watch):
 def in_samples(sample_rate: int):
     """``fdenv.windows``' unit converter for times counted in samples."""
     return lambda sec: int(round(sec * sample_rate))
-
-
-def listeners(scene: Scene) -> list[str]:
-    """The humans who take part in the talk (not a voice that only reads the duty preamble)."""
-    return [sp.name for sp in scene.speakers if any(t.speaker == sp.name and t.label != "duty" for t in scene.turns)]
 
 
 class Scheduler:
