@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install run test test-slow bench clean
+.PHONY: install run test test-slow test-fuzz bench clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -28,6 +28,11 @@ test: $(STAMP)
 
 test-slow: $(STAMP)
 	HF_HUB_OFFLINE=1 $(BIN)/python -m pytest -q -m slow
+
+# Fuzz tier: generated bad input (scene files, actions, API arguments, FDB folders, run-folder
+# lines, cache files); each case ends in a result or a documented fdenv error (tests/fuzz).
+test-fuzz: $(STAMP)
+	HF_HUB_OFFLINE=1 $(BIN)/python -m pytest -q -m fuzz tests/fuzz
 
 bench: $(STAMP)
 	HF_HUB_OFFLINE=1 $(BIN)/python benchmarks/bench_env.py

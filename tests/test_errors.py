@@ -184,3 +184,19 @@ def test_step_before_reset_is_a_documented_error():
     e = RoomEnv(scene=scene_from_dict(_scene()))
     with pytest.raises(EnvStateError, match="call reset"):
         e.step(np.zeros(e.frame_samples, np.float32))
+
+
+@pytest.mark.parametrize("seed", [-1, 1.5, "0", True])
+def test_reset_seed_must_be_a_non_negative_int(env, seed):
+    with pytest.raises(OptionsError, match=r"seed=.*non-negative integer"):
+        env.reset(seed=seed)
+
+
+@pytest.mark.parametrize("kwargs, match", [({"room": "attic"}, "room: preset"), ({"room": {"echo_gain": "x"}}, "room"),
+                                           ({"scene_set": "x" * 5000, "scene": None}, "unknown scene set"),
+                                           ({"scene_set": "pause", "split": "later", "scene": None}, "unknown split")])
+def test_room_and_set_errors_are_config_errors(kwargs, match):
+    kwargs.setdefault("scene", scene_from_dict(_scene()))
+    with pytest.raises(ConfigError, match=match) as e:
+        RoomEnv(**kwargs)
+    assert len(str(e.value)) < 700

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..errors import short
 from .base import TTSBackend, UnknownBackendError
 
 BACKENDS = ("espeak", "kokoro")
@@ -17,4 +18,4 @@ def get_backend(name: str, **options) -> TTSBackend:
         from .kokoro import KokoroBackend
 
         return KokoroBackend(**options)
-    raise UnknownBackendError(f"unknown TTS back end {name!r}; valid back ends: {', '.join(BACKENDS)}")
+    raise UnknownBackendError(f"unknown TTS back end {short(name)}; valid back ends: {', '.join(BACKENDS)}")

@@ -61,7 +61,7 @@ class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
             except TypeError:
                 continue  # unhashable: the base class reports it
             if dup:
-                raise _DuplicateKey(None, None, f"duplicate key {key!r}", key_node.start_mark)
+                raise _DuplicateKey(None, None, f"duplicate key {short(key)}", key_node.start_mark)
             seen.add(key)
         return super().construct_mapping(node, deep=deep)
 
@@ -152,7 +152,7 @@ def scene_from_dict(data: Any, source: str = "<scene>") -> Scene:
     sid = _str(data["id"], "id", fail)
     kind = data["kind"]
     if not isinstance(kind, str) or kind not in KINDS:
-        fail("kind", f"{kind!r} is not one of {list(KINDS)}{_did_you_mean(kind, KINDS)}")
+        fail("kind", f"{short(kind)} is not one of {list(KINDS)}{_did_you_mean(kind, KINDS)}")
 
     speakers_raw = data["speakers"]
     if not isinstance(speakers_raw, list) or not speakers_raw:
@@ -168,7 +168,7 @@ def scene_from_dict(data: Any, source: str = "<scene>") -> Scene:
             fail(f"speakers[{i}].{extra[0]}", _unknown_field(extra[0], {"name", "voice"}))
         name = _str(s["name"], f"speakers[{i}].name", fail)
         if any(p.name == name for p in speakers):
-            fail(f"speakers[{i}].name", f"duplicate speaker {name!r}")
+            fail(f"speakers[{i}].name", f"duplicate speaker {short(name)}")
         voice = s.get("voice")
         if voice is not None:
             voice = _str(voice, f"speakers[{i}].voice", fail)
@@ -177,13 +177,13 @@ def scene_from_dict(data: Any, source: str = "<scene>") -> Scene:
 
     assistant_name = _str(data.get("assistant_name", "Aria"), "assistant_name", fail)
     if assistant_name in names:
-        fail("assistant_name", f"{assistant_name!r} is also a human speaker's name")
+        fail("assistant_name", f"{short(assistant_name)} is also a human speaker's name")
     duty = data.get("duty", "") or ""
     if not isinstance(duty, str):
         fail("duty", "expected text")
     condition = data.get("condition")
     if condition is not None and condition not in CONDITIONS:
-        fail("condition", f"{condition!r} is not one of {list(CONDITIONS)}")
+        fail("condition", f"{short(condition)} is not one of {list(CONDITIONS)}")
     trp_gap = _num(data.get("trp_gap", DEFAULT_TRP_GAP_S), "trp_gap", fail, lo=0.0, hi=5.0)
 
     turns_raw = data["turns"]
@@ -206,14 +206,14 @@ def scene_from_dict(data: Any, source: str = "<scene>") -> Scene:
                 fail(f"{where}.{key}", "missing (required)")
         tid = _str(t.get("id", f"t{i}"), f"{where}.id", fail)
         if tid in ids:
-            fail(f"{where}.id", f"duplicate turn id {tid!r}")
+            fail(f"{where}.id", f"duplicate turn id {short(tid)}")
         ids.add(tid)
         label = t["label"]
         if not isinstance(label, str) or label not in LABELS:
-            fail(f"{where}.label", f"{label!r} is not one of {list(LABELS)}{_did_you_mean(label, LABELS)}")
+            fail(f"{where}.label", f"{short(label)} is not one of {list(LABELS)}{_did_you_mean(label, LABELS)}")
         speaker = _str(t["speaker"], f"{where}.speaker", fail)
         if speaker not in names:
-            fail(f"{where}.speaker", f"{speaker!r} is not among the speakers {sorted(names)}"
+            fail(f"{where}.speaker", f"{short(speaker)} is not among the speakers {sorted(names)}"
                  f"{_did_you_mean(speaker, names)}; add it to 'speakers' or fix the name")
         text = _str(t["text"], f"{where}.text", fail)
         _check_markers(text, label, f"{where}.text", fail)
@@ -224,7 +224,7 @@ def scene_from_dict(data: Any, source: str = "<scene>") -> Scene:
         if addressee is not None:
             addressee = _str(addressee, f"{where}.addressee", fail)
             if addressee == speaker:
-                fail(f"{where}.addressee", f"{speaker!r} cannot address themselves; name who the turn is addressed to")
+                fail(f"{where}.addressee", f"{short(speaker)} cannot address themselves; name who the turn is addressed to")
         gold = t.get("gold_answer")
         if gold is not None:
             gold = _str(gold, f"{where}.gold_answer", fail)
@@ -263,13 +263,13 @@ def _check_markers(text: str, label: str, where: str, fail) -> None:
         stray = re.sub(r"\[(pause=[^\]]*|trp)\]", " ", text)
         m = re.search(r"\[[^\]]*\]?|\]", stray)
         bad = m.group(0) if m else "["
-        fail(where, f"unrecognised marker {bad!r}; only [pause=S] (pause turns) and [trp] (monologue turns) exist")
+        fail(where, f"unrecognised marker {short(bad)}; only [pause=S] (pause turns) and [trp] (monologue turns) exist")
     for m in found:
         if m == "trp" and label != "monologue":
-            fail(where, f"[trp] is only allowed in monologue turns, not in a {label!r} turn")
+            fail(where, f"[trp] is only allowed in monologue turns, not in a {short(label)} turn")
         if m.startswith("pause="):
             if label != "pause":
-                fail(where, f"[pause=S] is only allowed in pause turns, not in a {label!r} turn")
+                fail(where, f"[pause=S] is only allowed in pause turns, not in a {short(label)} turn")
             value = m.split("=", 1)[1]
             try:
                 s = float(value)
@@ -305,22 +305,22 @@ def _check_structure(turns: list[Turn], kind: str, fail) -> None:
             if t.resolves is None:
                 fail(f"{where}.resolves", "an N4R turn must name the N4Q turn it resolves")
             if t.resolves not in by_id or by_id[t.resolves].label != "N4Q":
-                fail(f"{where}.resolves", f"{t.resolves!r} is not the id of an N4Q turn")
+                fail(f"{where}.resolves", f"{short(t.resolves)} is not the id of an N4Q turn")
             if i == 0 or turns[i - 1].id != t.resolves:
                 fail(f"{where}.resolves", "an N4R turn must directly follow the N4Q it resolves")
         if t.resolves is not None and t.label != "N4R":
-            fail(f"{where}.resolves", f"only N4R turns resolve an N4Q; this turn is {t.label!r}")
+            fail(f"{where}.resolves", f"only N4R turns resolve an N4Q; this turn is {short(t.label)}")
         if t.label == "N4Q" and (i + 1 >= len(turns) or turns[i + 1].label != "N4R"):
             fail(f"{where}.label", "an N4Q turn must be followed by its N4R turn")
         if t.label == "T" and not t.gold_answer:
             fail(f"{where}.gold_answer", "a T turn needs a gold_answer")
         if t.label in SILENCE_LABELS + ("T", "N4Q") and kind not in ("mpe", "custom"):
-            fail(f"{where}.label", f"{t.label!r} turns belong to mpe scenes, not {kind!r}")
+            fail(f"{where}.label", f"{short(t.label)} turns belong to mpe scenes, not {short(kind)}")
     labels = [t.label for t in turns]
     required = {"pause": "pause", "backchannel": "monologue", "turn_taking": "final", "interruption": "interrupt", "mpe": "T"}
     need = required.get(kind)
     if need and need not in labels:
-        fail("turns", f"a {kind!r} scene needs a {need!r} turn")
+        fail("turns", f"a {short(kind)} scene needs a {short(need)} turn")
     if kind == "mpe" and labels.count("T") != 1:
         fail("turns", f"an mpe scene has exactly one T turn, found {labels.count('T')}")
 
@@ -331,14 +331,14 @@ def _is_num(x) -> bool:
 
 def _str(value, where, fail) -> str:
     if isinstance(value, bool):
-        fail(where, f"expected text, got {value!r} (YAML reads yes/no/on/off/true/false as booleans; put the text in quotes)")
+        fail(where, f"expected text, got {short(value)} (YAML reads yes/no/on/off/true/false as booleans; put the text in quotes)")
     if isinstance(value, (int, float)):
-        fail(where, f"expected text, got the number {value!r}; put it in quotes: '{value}'")
+        fail(where, f"expected text, got the number {short(value)}; put it in quotes: '{value}'")
     if not isinstance(value, str) or not value.strip():
         fail(where, f"expected non-empty text, got {short(value)}")
     bad = next((c for c in value if unicodedata.category(c) in ("Cc", "Cs") and c not in "\n\t\r"), None)
     if bad is not None:
-        fail(where, f"contains the control character {bad!r} at position {value.index(bad)} (text-to-speech stops "
+        fail(where, f"contains the control character {short(bad)} at position {value.index(bad)} (text-to-speech stops "
              "there); remove it")
     return value.strip()
 
@@ -372,7 +372,7 @@ def _did_you_mean(value, choices) -> str:
     close = difflib.get_close_matches(value, [str(c) for c in choices], n=1, cutoff=0.6)
     if not close:
         close = [c for c in choices if str(c).lower() == value.lower()]
-    return f"; did you mean {close[0]!r}?" if close else ""
+    return f"; did you mean {short(close[0])}?" if close else ""
 
 
 def _unknown_field(key, valid) -> str:
@@ -386,7 +386,7 @@ def _opt_str(value, where, fail):
 def _num(value, where, fail, lo: float, hi: float) -> float:
     if not _is_num(value) or math.isnan(value):
         hint = " (write seconds as a plain number, e.g. 0.5)" if isinstance(value, str) else ""
-        fail(where, f"expected a number of seconds, got {value!r}{hint}")
+        fail(where, f"expected a number of seconds, got {short(value)}{hint}")
     if not lo <= value <= hi:
         fail(where, f"{value} is out of range [{lo}, {hi}]")
     return float(value)

@@ -76,12 +76,12 @@ _manifest_cache: dict = {}
 _scene_cache: dict = {}
 
 
-def _unknown_set(set_name, base: Path) -> ValueError:
+def _unknown_set(set_name, base: Path) -> ConfigError:
     sets = list_sets(base)
     where = f"in {base}" if sets else f"in {base} (no sets there; set ${ENV_VAR} or generate them with `fdenv-scenes generate all`)"
-    close = difflib.get_close_matches(str(set_name), sets, n=3)
+    close = difflib.get_close_matches(str(set_name)[:200], sets, n=3)
     hint = f"; did you mean {' or '.join(map(repr, close))}?" if close else ""
-    return ValueError(f"unknown scene set {set_name!r}{hint} Sets {where}: {sets}")
+    return ConfigError(f"unknown scene set {short(set_name)}{hint} Sets {where}: {sets}")
 
 
 def load_manifest(set_name: str, root: str | Path | None = None) -> dict:
@@ -92,7 +92,7 @@ def load_manifest(set_name: str, root: str | Path | None = None) -> dict:
 def _manifest(set_name: str, root) -> dict:
     base = _root(root)
     path = base / str(set_name) / MANIFEST
-    if not isinstance(set_name, str) or not path.is_file():
+    if not isinstance(set_name, str) or not _is_file(path):
         raise _unknown_set(set_name, base)
     key = _stamp(path)
     if key in _manifest_cache:
@@ -118,7 +118,7 @@ def _manifest(set_name: str, root) -> dict:
 
 def _check_split(split) -> None:
     if split not in SPLIT_CHOICES:
-        raise ValueError(f"unknown split {split!r}; choose one of {list(SPLIT_CHOICES)}")
+        raise ConfigError(f"unknown split {short(split)}; choose one of {list(SPLIT_CHOICES)}")
 
 
 def scene_ids(set_name: str, split: str = "all", root: str | Path | None = None) -> list[str]:

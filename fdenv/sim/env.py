@@ -127,11 +127,11 @@ class RoomEnv(gym.Env):
         behaviour: str = DEFAULT_PROFILE,
     ):
         if sample_rate not in SAMPLE_RATES:
-            raise ConfigError(f"sample_rate={sample_rate!r}: fdenv steps in 80 ms frames at one of {SAMPLE_RATES} Hz")
+            raise ConfigError(f"sample_rate={short(sample_rate)}: fdenv steps in 80 ms frames at one of {SAMPLE_RATES} Hz")
         if render_mode not in (None, "rgb_array"):
-            raise ConfigError(f"render_mode={render_mode!r}: valid render modes are None and 'rgb_array'")
+            raise ConfigError(f"render_mode={short(render_mode)}: valid render modes are None and 'rgb_array'")
         if not isinstance(tts, str):
-            raise ConfigError(f"tts={tts!r}: expected the name of a TTS back end, 'espeak' (default) or 'kokoro'")
+            raise ConfigError(f"tts={short(tts)}: expected the name of a TTS back end, 'espeak' (default) or 'kokoro'")
         self._sched_cfg = _scheduler_config(scheduler)
         self.behaviour = check_profile(behaviour)
         self.render_mode = render_mode
@@ -159,8 +159,10 @@ class RoomEnv(gym.Env):
 
     # ---- episode set-up ----------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict | None = None):
-        super().reset(seed=seed)
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0):
+            raise OptionsError(f"seed={short(seed)}: expected a non-negative integer or None")
         options = _reset_options(options)
+        super().reset(seed=None if seed is None else int(seed))
         self._scene = self._pick_scene(options.get("scene"))
         self._episode_seed = int(self.np_random.integers(2**31 - 1))
         scene, N, sr = self._scene, self.frame_samples, self.sample_rate
@@ -233,7 +235,7 @@ class RoomEnv(gym.Env):
         from .scheduler import in_samples
 
         if self._room_spec is not None:
-            raise ConfigError(f"scene {scene.id!r} replays a fixed FDB recording: use room=None (anechoic)")
+            raise ConfigError(f"scene {short(scene.id)} replays a fixed FDB recording: use room=None (anechoic)")
         N, sr = self.frame_samples, self.sample_rate
         audio = resample(audio16k, 16000, sr)
         index = {t.id: i for i, t in enumerate(scene.turns)}
@@ -540,7 +542,7 @@ def _resolve_scenes(scene, scene_set, split) -> tuple[list[Scene], dict]:
 
         scenes = load_set(scene_set, split)
         if not scenes:
-            raise ConfigError(f"scene_set={scene_set!r}, split={split!r}: no scenes")
+            raise ConfigError(f"scene_set={short(scene_set)}, split={short(split)}: no scenes")
         return scenes, {}
     if scene is None:  # the first shipped turn-taking scene of the split
         from ..scene import load_set
@@ -614,8 +616,8 @@ def _check_voices(scenes, replays, renderer) -> None:
         for field, voice in pinned:
             voices = renderer.voices if voices is None else voices
             if voice not in voices:
-                raise SceneError(f"scene {sc.id!r}", field, f"unknown voice {voice!r} for TTS back end "
-                                 f"{renderer.backend_name!r}{suggest(voice, voices)}; valid voices: {', '.join(voices)}")
+                raise SceneError(f"scene {short(sc.id)}", field, f"unknown voice {short(voice)} for TTS back end "
+                                 f"{short(renderer.backend_name)}{suggest(voice, voices)}; valid voices: {', '.join(voices)}")
 
 
 RESET_OPTIONS = ("scene",)  # the keys reset(options=...) understands
@@ -656,7 +658,7 @@ def _scheduler_config(scheduler) -> SchedulerConfig:
     if scheduler is None:
         return SchedulerConfig()
     if not isinstance(scheduler, Mapping):
-        raise ConfigError(f"scheduler={scheduler!r}: expected a dict of settings (seconds), keys among {valid}")
+        raise ConfigError(f"scheduler={short(scheduler)}: expected a dict of settings (seconds), keys among {valid}")
     for key in scheduler:
         if key not in valid:
             raise ConfigError(f"scheduler.{key}: unknown setting{suggest(key, valid)} (valid fields are {valid})")
@@ -669,7 +671,11 @@ def _room_spec(room):
         return None
     from ..room import RoomSpec
 
-    spec = RoomSpec.from_config(room)
+    try:
+        spec = RoomSpec.from_config(room)
+    except (ValueError, TypeError) as e:  # the room's own checks name the field; one documented type
+        msg = str(e)
+        raise ConfigError((msg if msg.startswith("room") else f"room: {msg}")[:600]) from None
     if spec.preset == "anechoic" and spec.noise == "none" and spec.echo_gain == 0:
         return None
     return spec
