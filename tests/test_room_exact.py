@@ -30,7 +30,9 @@ def exact_convolution(x: np.ndarray, irs: np.ndarray) -> np.ndarray:
     return np.stack([fftconvolve(np.asarray(x, np.float64), h) for h in irs])
 
 
-ROOMS = [p for p in preset_names() if p != "anechoic"]
+# office (the benchmark's room) in the fast tier; every preset in the slow one
+ROOMS = [pytest.param(p, marks=() if p == "office" else pytest.mark.slow)
+         for p in preset_names() if p != "anechoic"]
 
 
 @pytest.mark.parametrize("preset", ROOMS)
