@@ -3,6 +3,6 @@ and speaks at the same time, in 80 ms frames, scored on Full-Duplex-Bench and Du
 
 __version__ = "0.1.0"
 
-from .sim.registration import register_envs as _register_envs
+from .sim.registration import when_gymnasium_loads as _when_gymnasium_loads
 
-_register_envs()
+_when_gymnasium_loads()  # registers the env ids, without importing gymnasium or the env itself

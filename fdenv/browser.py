@@ -68,7 +68,7 @@ moveHead(0);
 def write_site(summaries: list[dict], out: str | Path) -> Path:
     """The browser for labelled run summaries (``fdenv.report.run_summary`` + ``label_runs``) into
     ``out``; returns the path of ``index.html``."""
-    from .run import read_episodes
+    from .runs import read_episodes
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)

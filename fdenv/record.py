@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .audio import resample
 from .scene.load import scene_from_dict
 from .scene.schema import Scene
 
@@ -186,16 +187,6 @@ class EpisodeRecord:
         mic_path = Path(str(stem) + ".mic0.flac")
         mic0 = sf.read(str(mic_path), dtype="float32")[0] if mic_path.is_file() else None
         return cls.from_meta(meta, assistant, mic0)
-
-
-def resample(x: np.ndarray, rate_in: int, rate_out: int) -> np.ndarray:
-    """soxr resampling (DESIGN: about 10x faster than the alternatives); identity when equal."""
-    x = np.asarray(x, dtype=np.float32)
-    if rate_in == rate_out:
-        return x
-    import soxr
-
-    return soxr.resample(x, rate_in, rate_out).astype(np.float32)
 
 
 def _flac(pcm16: np.ndarray) -> bytes:

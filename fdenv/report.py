@@ -12,31 +12,9 @@ import json
 from pathlib import Path
 
 from .score import stats
-
-# The headline metrics per dimension, in the paper profile (SPEC 6), and how to print them.
-HEADLINE = {
-    "pause_handling": [("tor", "TOR")],
-    "backchannel": [("tor", "TOR"), ("freq_hz", "freq/s"), ("jsd", "JSD")],
-    "turn_taking": [("tor", "TOR"), ("latency_s", "latency s")],
-    "interruption": [("tor", "TOR"), ("stop_latency_s", "stop s"), ("latency_s", "latency s"), ("relevance", "relevance")],
-}
-
-
-# Multi-party capabilities (SPEC 7), explicit and implicit together; ``--mpe`` in fdenv-report
-# prints them per condition with the paired difference.
-MPE_HEADLINE = [("presence", "presence"), ("fresh_onset", "fresh onset"), ("accuracy", "accuracy"),
-                ("silence_preservation", "silence"), ("yield", "yield")]
+from .score.summary import HEADLINE, MPE_HEADLINE
 
 RUN_FOLDERS_FILE = "run_folders.json"  # what each fdenv-run job writes into its Hydra output folder
-
-
-def mpe_values(summary: dict) -> dict[str, dict]:
-    """``{"<metric>": estimate, "<metric>.<condition>": estimate}`` of a run summary's MPE table."""
-    out = {}
-    for cond, rates in ((summary.get("mpe") or {}).get("conditions") or {}).items():
-        for key, e in rates.items():
-            out[key if cond == "all" else f"{key}.{cond}"] = e
-    return out
 
 
 def find_run_folders(paths) -> list[Path]:
@@ -79,7 +57,7 @@ def _job_number(path: Path) -> int:
 
 def run_summary(folder: str | Path, n_resamples: int = stats.N_RESAMPLES) -> dict:
     """Agent, scene set, configuration, warnings and the aggregate table of one run folder."""
-    from .run import read_episodes
+    from .runs import read_episodes
     from .score import aggregate
 
     folder = Path(folder)

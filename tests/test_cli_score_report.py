@@ -5,7 +5,8 @@ import json
 import pytest
 
 from fdenv.cli import report, score
-from fdenv.run import read_episodes, run
+from fdenv.run import run
+from fdenv.runs import read_episodes
 from fdenv_agents import OracleAgent, ScriptedAgent
 
 from .helpers import scene
@@ -40,7 +41,7 @@ def test_rescore_with_another_min_speech(folders, capsys):
 
 
 def test_rescoring_uses_the_runs_own_recogniser_and_judge(folders, tmp_path, capsys):
-    from fdenv.run import run_scoring
+    from fdenv.score.rescore import run_scoring
 
     assert run_scoring(folders[0]) == {"asr": "tiny.en", "judge": "offline"}
     assert score.main([str(folders[0]), "--profiles", "paper"]) == 0

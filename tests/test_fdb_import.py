@@ -10,7 +10,7 @@ import pytest
 import soundfile as sf
 
 from fdenv.errors import FDBImportError
-from fdenv.scene.fdb_import import load_fdb_task, load_fdb_tasks
+from fdenv.sim.replay import load_fdb_task, load_fdb_tasks
 from fdenv.sim.env import RoomEnv
 
 

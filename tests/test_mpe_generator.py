@@ -13,7 +13,7 @@ import yaml
 
 from fdenv.cli.scenes import main as scenes_cli
 from fdenv.scene import load_set, scene_from_dict
-from fdenv.scene.generate import generate_set, mpe
+from fdenv.scene.generate import generate_set, mpe, mpe_files
 from fdenv.scene.schema import SILENCE_LABELS
 
 os.environ["HF_HUB_OFFLINE"] = "1"
@@ -160,7 +160,7 @@ def test_gold_answers_say_numbers_plainly(big):
 def test_shipped_set_has_at_least_200_pairs_and_regenerates():
     m = yaml.safe_load((SHIPPED / "manifest.yaml").read_text())
     assert m["counts"]["pairs"] >= 200 and m["generator"]["version"] == mpe.VERSION
-    files, scenes, splits = mpe.generate_files(m["generator"]["n"], m["generator"]["seed"])
+    files, scenes, splits = mpe_files(m["generator"]["n"], m["generator"]["seed"])
     on_disk = {p.name: p.read_text(encoding="utf-8") for p in SHIPPED.glob("*.yaml")}
     assert on_disk == files, "regenerate with `fdenv-scenes generate mpe` and commit"
 

@@ -13,10 +13,11 @@ import time
 
 import pytest
 
-from fdenv.run import read_episodes, run
+from fdenv.run import run
+from fdenv.runs import read_episodes
 from fdenv.scene import load_set
 from fdenv.score.mpe import aggregate_mpe, format_mpe
-from fdenv.score.stats import SWEEP_MS, sweep_min_speech
+from fdenv.score.rescore import SWEEP_MS, sweep_min_speech
 from fdenv_agents import OracleAgent, SilentAgent, TalkerAgent
 from fdenv_agents.scripted import ScriptedAgent
 

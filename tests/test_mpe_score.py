@@ -18,6 +18,7 @@ from fdenv.record import EpisodeRecord, PlayedClip, PlayedTurn
 from fdenv.scene.load import scene_from_dict
 from fdenv.score import mpe as M
 from fdenv.score import stats, vad
+from fdenv.score.rescore import SWEEP_MS
 
 from .test_score_helpers import RecordEnv, ScriptedASR, track
 
@@ -230,8 +231,8 @@ def test_saved_record_scores_the_same(tmp_path):
 
 def test_score_many_equals_score_per_value():
     rec = mpe_record([(7.0, 0.12), (12.5, 1.9), (15.6, 0.22), (17.8, 2.9)])
-    many = scorer().score_many(rec, stats.SWEEP_MS)
-    for ms in stats.SWEEP_MS:
+    many = scorer().score_many(rec, SWEEP_MS)
+    for ms in SWEEP_MS:
         assert many[ms] == scorer(min_speech_ms=ms).score(rec), ms
     assert many[0]["min_speech_ms"] == 0 and many[500]["min_speech_ms"] == 500
 
@@ -434,7 +435,7 @@ def test_rank_correlation_between_metrics_over_runs():
 
 
 def test_sweep_reproduces_the_run_and_covers_five_values(tmp_path):
-    from fdenv.score.stats import sweep_min_speech
+    from fdenv.score.rescore import sweep_min_speech
 
     run = tmp_path / "run"
     lines = []

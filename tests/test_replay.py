@@ -6,7 +6,8 @@ import json
 import pytest
 
 from fdenv.cli.export import export_fdb
-from fdenv.run import load_records, read_episodes, run
+from fdenv.run import run
+from fdenv.runs import load_records, read_episodes
 from fdenv.scene import load_set
 from fdenv.sim.env import RoomEnv
 from fdenv.wrappers import FDBScore

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from fdenv.record import EpisodeRecord
-from fdenv.run import config_key, load_records, read_episodes, run
+from fdenv.run import run
+from fdenv.runs import config_key, load_records, read_episodes
 from fdenv.sim.env import RoomEnv
 from fdenv_agents import ScriptedAgent, SilentAgent, make_agent
 

@@ -332,7 +332,7 @@ def test_cli_export(tmp_path, capsys):
 def test_replay_import_round_trip(tmp_path):
     from fdenv.cli.export import export_fdb
     from fdenv.errors import FDBImportError
-    from fdenv.scene.fdb_import import load_fdb_task, load_fdb_tasks
+    from fdenv.sim.replay import load_fdb_task, load_fdb_tasks
 
     recs, words = _export_records()
     out = tmp_path / "fdb"
@@ -379,7 +379,7 @@ def test_replay_import_round_trip(tmp_path):
 def test_import_without_transcription_uses_energy(tmp_path):
     import soundfile as sf
 
-    from fdenv.scene.fdb_import import load_fdb_task
+    from fdenv.sim.replay import load_fdb_task
 
     d = tmp_path / "candor_turn_taking" / "3"
     d.mkdir(parents=True)

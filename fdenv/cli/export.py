@@ -16,7 +16,7 @@ backchannel and whole for the other two (SPEC 6.5). ``output.json`` holds ASR wo
 ``{"text", "chunks": [{"text", "timestamp": [s, e]}]}``; for interruptions, ASR of the track from
 the end of the interrupt with that time added back, as FDB's ASR step does. ``transcription.json``
 lists the played user clips in the same shape (clip-level times), so that
-``fdenv.scene.fdb_import`` can label the turns again.
+``fdenv.sim.replay`` can label the turns again.
 """
 
 from __future__ import annotations
@@ -66,7 +66,7 @@ def _write_wav(path: Path, x: np.ndarray) -> None:
 def export_fdb(source, out: str | Path, asr="tiny.en") -> dict:
     """Write FDB folders for every FDB episode of ``source`` (a run folder or EpisodeRecords).
     Returns the index ``{task: {id: {...}}}``. ``asr`` as for ``FDBScorer``."""
-    from ..record import resample
+    from ..audio import resample
 
     out = Path(out)
     scorer = FDBScorer(profiles=("fdb_code",), asr=asr)

@@ -17,7 +17,7 @@ def main(argv=None) -> int:
     from .. import report
     from ..plots import episode_png, episode_title, metric_bars
     from ..record import EpisodeRecord
-    from ..run import read_episodes
+    from ..runs import read_episodes
 
     ap = argparse.ArgumentParser(prog="fdenv-report", description=__doc__.split("\n\n")[0].replace("\n", " "))
     ap.add_argument("runs", nargs="+", type=Path, help="run folders (each with config.json and episodes.jsonl), "

@@ -152,7 +152,8 @@ def objective_value(folders: list[Path], objective: dict) -> float:
     """A weighted sum of headline metrics over the job's runs, for sweepers that optimise
     (Optuna): ``{"turn_taking/tor": 1.0, "pause_handling/tor": -1.0, "mpe/silence_preservation": 1.0}``.
     Names are ``<dimension>/<metric>`` of the paper profile, or ``mpe/<metric>[.<condition>]``."""
-    from ..report import mpe_values, run_summary
+    from ..report import run_summary
+    from ..score.summary import mpe_values
 
     values: dict[str, float] = {}
     for folder in folders:

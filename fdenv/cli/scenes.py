@@ -57,7 +57,9 @@ def _generate_mpe(args, out: Path) -> int:
         if name != "mpe":
             print("fdenv-scenes: --name applies to the claude back end; the template set is 'mpe'", file=sys.stderr)
             return 2
-        files, scenes, _ = mpe.generate_files(args.n, args.seed)
+        from ..scene.generate import mpe_files
+
+        files, scenes, _ = mpe_files(args.n, args.seed)
     else:
         from ..scene.generate import mpe_llm
 

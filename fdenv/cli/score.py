@@ -16,7 +16,7 @@ from pathlib import Path
 
 def rescore(folder: Path, profiles, asr: str, judge: str, min_speech_ms: int) -> tuple[Path, list[dict]]:
     from ..record import EpisodeRecord
-    from ..run import config_key, read_episodes
+    from ..runs import config_key, read_episodes
     from ..score.fdb import FDBScorer
 
     lines = read_episodes(folder)
@@ -60,7 +60,7 @@ def main(argv=None) -> int:
     if not (args.run_dir / "episodes.jsonl").is_file():
         print(f"fdenv-score: {args.run_dir}: not a run folder (no episodes.jsonl)", file=sys.stderr)
         return 2
-    from ..run import run_scoring
+    from ..score.rescore import run_scoring
 
     # Re-score with what the run used unless told otherwise: mixing recognisers or judges with the
     # live numbers would change more than the option asked for.

@@ -56,10 +56,12 @@ def run_job(cfg: dict, out: Path) -> dict:
         print(f"installed {ckpt} -> {dest}")
     comp = cfg.get("compare") or {}
     if comp.get("enabled"):
+        from fdenv_agents import make_agent
+
         from ..train.compare import compare
 
         res = compare(ckpt, comp["baseline"], comp.get("baseline_kwargs") or {}, sets=comp["sets"], split=comp["split"],
-                      seeds=comp["seeds"], out=comp["out"])
+                      seeds=comp["seeds"], out=comp["out"], make_agent=make_agent)
         print(res["markdown"])
         (out / "compare.json").write_text(json.dumps(res, indent=1))
         if comp.get("report"):

@@ -7,7 +7,8 @@ changes: it is part of every clip's cache key.
 from __future__ import annotations
 
 import numpy as np
-import soxr
+
+from ..audio import resample
 
 PROCESSING_VERSION = "1"
 
@@ -29,12 +30,6 @@ def _frame_rms(x: np.ndarray, n: int) -> np.ndarray:
         tail = x[m * n :].astype(np.float64)
         rms = np.append(rms, np.sqrt(np.mean(tail * tail)))
     return rms
-
-
-def resample(x: np.ndarray, sr_in: int, sr_out: int) -> np.ndarray:
-    if sr_in == sr_out:
-        return np.asarray(x, np.float32)
-    return soxr.resample(np.asarray(x, np.float32), sr_in, sr_out, quality="HQ").astype(np.float32, copy=False)
 
 
 def trim(x: np.ndarray, sr: int) -> np.ndarray:

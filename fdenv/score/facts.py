@@ -30,7 +30,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .judge import STOP_WORDS, _numbers_to_digits
+from .text import STOP_WORDS, _numbers_to_digits
 
 MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
           "november", "december")

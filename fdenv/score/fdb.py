@@ -630,7 +630,7 @@ def score_fdb_sample(folder: str | Path, task: str, gt_distribution: Sequence[fl
         if wav.ndim > 1:
             wav = wav.mean(axis=1)
         if sr != RATE:
-            from ..record import resample
+            from ..audio import resample
 
             wav = resample(wav, sr, RATE).astype(np.float64)
         segs = vad.segments(wav, "fdb_code")

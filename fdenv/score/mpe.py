@@ -434,12 +434,9 @@ MCNEMAR_ON = ("presence", "fresh_onset")
 def _items(source) -> list[dict]:
     """Per-episode MPE counts from run lines, ``info["mpe"]`` dicts, records, or a run folder."""
     if isinstance(source, (str, Path)):
-        from ..run import read_episodes
+        from ..runs import read_run
 
-        folder = Path(source)
-        if not (folder / "episodes.jsonl").is_file():
-            raise FileNotFoundError(f"{folder}: no episodes.jsonl here (not a run folder)")
-        source = read_episodes(folder)
+        source = read_run(source)
     out = []
     scorer = None
     for i, item in enumerate(source):

@@ -15,9 +15,8 @@ For several metrics over the same episodes, ``bootstrap_ratios`` draws the resam
 applies them to every metric (one matrix product per chunk), so ten metrics cost about what one
 does; ``bootstrap_ratio_diff`` is the paired difference of two ratios (two runs, or the explicit
 and implicit members of MPE pairs, grouped by pair id). ``mcnemar_exact`` is the exact McNemar
-test (scipy's two-sided binomial test on the discordant pairs), ``spearman`` the rank correlation
-between two rankings of runs, and ``sweep_min_speech`` re-scores a saved run at several Silero
-``min_speech_ms`` values from its records alone (no simulation).
+test (scipy's two-sided binomial test on the discordant pairs), and ``spearman`` the rank
+correlation between two rankings of runs (MPE's sensitivity sweep is ``fdenv.score.rescore``).
 """
 
 from __future__ import annotations
@@ -345,69 +344,3 @@ def spearman(x: Sequence[float | None], y: Sequence[float | None]) -> float | No
         return None
     rho = spearmanr(xs, ys).statistic
     return None if not np.isfinite(rho) else float(rho)
-
-
-# ------------------------------------------------------------------------------ sensitivity sweep
-
-SWEEP_MS = (0, 100, 200, 300, 500)
-
-
-def sweep_min_speech(source, values: Sequence[int] = SWEEP_MS, asr=None, judge=None,
-                     n_resamples: int = N_RESAMPLES, seed: int = SEED, aggregate: bool = True) -> dict:
-    """Re-score a saved MPE run at each ``min_speech_ms`` in ``values`` without simulating again.
-
-    ``source``: a run folder (``episodes.jsonl`` + the saved records) or a list of
-    ``EpisodeRecord``. Each record is read once; Silero's speech probabilities are computed once per
-    non-silent region (and cached on disk), and only the thresholding runs per value, so the five
-    values cost little more than one. Transcripts and verdicts come from the disk caches the
-    original scoring filled. ``asr`` and ``judge`` default to the run folder's own
-    (``fdenv.run.run_scoring``), else ``"tiny.en"`` and ``"offline"``. Returns ``{"values": [...], "episodes": {ms: [info["mpe"], ...]},
-    "summary": {ms: aggregate_mpe(...)}}`` (``summary`` only with ``aggregate``).
-    """
-    from pathlib import Path
-
-    from .mpe import MPEScorer, aggregate_mpe
-
-    values = [int(v) for v in values]
-    if isinstance(source, (str, Path)):
-        from ..run import read_episodes
-
-        folder = Path(source)
-        lines = read_episodes(folder)
-        if not lines and not (folder / "episodes.jsonl").is_file():
-            raise FileNotFoundError(f"{folder}: no episodes.jsonl here (not a run folder)")
-        records = (_load_assistant_only(folder / ln["record"]) for ln in lines if ln.get("kind", "mpe") == "mpe")
-        from_files = True
-        from ..run import run_scoring
-
-        used = run_scoring(folder)
-        asr, judge = asr or used["asr"], judge or used["judge"]
-    else:
-        records = iter(source)
-        from_files = None
-    scorer = MPEScorer(asr=asr or "tiny.en", judge=judge or "offline")
-    per_value: dict[int, list[dict]] = {v: [] for v in values}
-    for record in records:
-        if record.scene.kind != "mpe":
-            continue
-        for v, result in scorer.score_many(record, values, saved=from_files).items():
-            per_value[v].append(result)
-    out: dict = {"values": values, "episodes": per_value}
-    if aggregate:
-        out["summary"] = {v: aggregate_mpe(per_value[v], n_resamples=n_resamples, seed=seed) for v in values}
-    return out
-
-
-def _load_assistant_only(stem):
-    """An EpisodeRecord from its saved files without the microphone track (scoring never reads it)."""
-    import json
-    from pathlib import Path
-
-    import soundfile as sf
-
-    from ..record import EpisodeRecord
-
-    stem = Path(str(stem).removesuffix(".json"))
-    meta = json.loads(Path(str(stem) + ".json").read_text())
-    audio, _ = sf.read(str(stem) + ".flac", dtype="float32")
-    return EpisodeRecord.from_meta(meta, audio)

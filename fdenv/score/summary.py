@@ -4,14 +4,11 @@ lines, or a run folder (SPEC 9: ``episodes.jsonl`` next to the saved records).""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Iterable
 
 from . import stats
 from .fdb import DIMENSIONS, PROFILES, FDBScorer
-
-RUN_LINES = "episodes.jsonl"
 
 
 def _items(source, scorer_kwargs: dict) -> list[tuple[object, dict]]:
@@ -49,18 +46,10 @@ def _items(source, scorer_kwargs: dict) -> list[tuple[object, dict]]:
 
 def _run_dir_items(run_dir: Path, score) -> list[tuple[object, dict]]:
     from ..record import EpisodeRecord
+    from ..runs import read_run
 
-    lines_path = run_dir / RUN_LINES
-    if not lines_path.is_file():
-        raise FileNotFoundError(f"{run_dir}: no {RUN_LINES} here (not a run folder)")
     out = []
-    for n, line in enumerate(lines_path.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except ValueError:
-            raise ValueError(f"{lines_path}:{n}: not a JSON line") from None
+    for n, row in enumerate(read_run(run_dir), 1):
         group = row.get("scene_id", f"#{n}")
         if row.get("fdb") is not None:
             out.append((group, row["fdb"]))
@@ -178,3 +167,27 @@ def format_table(table: dict) -> str:
             for metric, e in entry[prof].items():
                 lines.append(f"  {prof:8s} {metric:20s} {fmt(e)}")
     return "\n".join(lines)
+
+
+# The headline metrics per dimension, in the paper profile (SPEC 6), and how to print them.
+HEADLINE = {
+    "pause_handling": [("tor", "TOR")],
+    "backchannel": [("tor", "TOR"), ("freq_hz", "freq/s"), ("jsd", "JSD")],
+    "turn_taking": [("tor", "TOR"), ("latency_s", "latency s")],
+    "interruption": [("tor", "TOR"), ("stop_latency_s", "stop s"), ("latency_s", "latency s"), ("relevance", "relevance")],
+}
+
+
+# Multi-party capabilities (SPEC 7), explicit and implicit together; ``--mpe`` in fdenv-report
+# prints them per condition with the paired difference.
+MPE_HEADLINE = [("presence", "presence"), ("fresh_onset", "fresh onset"), ("accuracy", "accuracy"),
+                ("silence_preservation", "silence"), ("yield", "yield")]
+
+
+def mpe_values(summary: dict) -> dict[str, dict]:
+    """``{"<metric>": estimate, "<metric>.<condition>": estimate}`` of a run summary's MPE table."""
+    out = {}
+    for cond, rates in ((summary.get("mpe") or {}).get("conditions") or {}).items():
+        for key, e in rates.items():
+            out[key if cond == "all" else f"{key}.{cond}"] = e
+    return out

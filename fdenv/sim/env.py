@@ -10,7 +10,7 @@ import numpy as np
 from gymnasium import spaces
 
 from .. import __version__
-from ..errors import ActionError, ConfigError, EnvStateError, FDBImportError, OptionsError, short, suggest
+from ..errors import ActionError, ConfigError, EnvStateError, OptionsError, short, suggest
 from ..record import EpisodeRecord, PlayedClip, PlayedTurn
 from ..scene.schema import Scene
 from .detector import ActivityDetector
@@ -230,8 +230,9 @@ class RoomEnv(gym.Env):
 
     def _reset_replay(self, scene: Scene, audio16k: np.ndarray, gold: dict):
         """Replay mode (SPEC 3): a fixed recording at the microphone, fixed gold times, no reactions."""
-        from ..record import resample
+        from ..audio import resample
         from ..windows import close_of
+        from .replay import FixedSchedule
         from .scheduler import in_samples
 
         if self._room_spec is not None:
@@ -243,7 +244,7 @@ class RoomEnv(gym.Env):
         s = in_samples(sr)
         ends = [len(audio)] + [close_of(t.label, s(t.start), s(t.end), self._sched_cfg, s) for t in self._played_turns]
         end = max(ends) + int(round(self._sched_cfg.tail_s * sr))
-        self._sched = _FixedSchedule(math.ceil(end / N))
+        self._sched = FixedSchedule(math.ceil(end / N))
         self._cap = (self._sched.n_frames + 2) * N
         self._clear_buffers(1)
         self._mic[0, : len(audio)] = audio
@@ -511,7 +512,7 @@ class RoomEnv(gym.Env):
         """``rgb_array``: the episode so far as a timeline picture (humans, assistant, windows)."""
         if self.render_mode != "rgb_array" or self._scene is None:
             return None
-        from ..plots import episode_rgb
+        from ..timeline import episode_rgb
 
         return episode_rgb(self._record(self._k + 1))
 
@@ -554,7 +555,9 @@ def _resolve_scenes(scene, scene_set, split) -> tuple[list[Scene], dict]:
     out, replays = [], {}
     for item in items:
         if isinstance(item, str) and item.startswith("fdb:"):
-            for sc, audio, gold in _load_fdb(item[4:]):
+            from .replay import load_fdb
+
+            for sc, audio, gold in load_fdb(item[4:]):
                 out.append(sc)
                 replays[sc.id] = (audio, gold)
             continue
@@ -571,36 +574,6 @@ def _resolve_scenes(scene, scene_set, split) -> tuple[list[Scene], dict]:
         else:
             raise ConfigError(f"scene: expected a Scene, a scene id or a path to a scene file, got {type(item).__name__}")
     return out, replays
-
-
-def _load_fdb(path: str) -> list[tuple]:
-    """One FDB sample folder (with input.wav) or a whole task folder of them."""
-    from pathlib import Path
-
-    from ..scene.fdb_import import load_fdb_task, load_fdb_tasks
-
-    p = Path(path)
-    if not p.exists():
-        raise FDBImportError(f"scene='fdb:{path}'", "folder", "no such folder; give a downloaded Full-Duplex-Bench task or sample folder")
-    loaded = [load_fdb_task(p)] if (p / "input.wav").is_file() else load_fdb_tasks(p)
-    if not loaded:
-        raise FDBImportError(f"scene='fdb:{path}'", "folder", "no FDB samples (folders with input.wav) found")
-    return loaded
-
-
-class _FixedSchedule:
-    """Replay mode's scheduler: nothing reacts, the length is known from the start."""
-
-    clips: list = []
-    turns: list = []
-    extras: list = []
-    reactions: list = []
-
-    def __init__(self, n_frames: int):
-        self.n_frames = n_frames
-
-    def advance(self, j, loud, active, onset) -> None:
-        pass
 
 
 def _check_voices(scenes, replays, renderer) -> None:

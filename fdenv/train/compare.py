@@ -12,13 +12,11 @@ baseline):
 
 and, for context, pause / turn-taking TOR under ``fdb_code`` and turn-taking latency.
 
-    python -m fdenv.train.compare --policy outputs/train/.../best.pt --report docs/compare.md
+    python -m fdenv.cli.compare --policy outputs/train/.../best.pt --report docs/compare.md
 """
 
 from __future__ import annotations
 
-import argparse
-import json
 from pathlib import Path
 
 from ..score import stats
@@ -153,12 +151,12 @@ def run_agent(agent, sets, split: str, seeds, out, scoring: dict | None = None, 
 
 def compare(policy_checkpoint: str | Path, baseline: str = "cascade", baseline_kwargs: dict | None = None,
             sets=("pause", "turn_taking", "mpe"), split: str = "test", seeds=(0,), out: str | Path = "runs",
-            scoring: dict | None = None, policy_kwargs: dict | None = None, progress: bool = True) -> dict:
+            scoring: dict | None = None, policy_kwargs: dict | None = None, progress: bool = True, *,
+            make_agent) -> dict:
     """Run both agents (or reuse their run folders) and compare them. Returns ``{"table",
-    "markdown", "folders"}``."""
-    from fdenv_agents import make_agent
-
-    from ..run import read_episodes
+    "markdown", "folders"}``. ``make_agent(name, **kwargs)`` builds an agent
+    (``fdenv_agents.make_agent``; the command line passes it: only it imports the agents)."""
+    from ..runs import read_episodes
 
     pol = make_agent("policy", checkpoint=str(policy_checkpoint), **dict(policy_kwargs or {}))
     base = make_agent(baseline, **dict(baseline_kwargs or {}))
@@ -170,24 +168,3 @@ def compare(policy_checkpoint: str | Path, baseline: str = "cascade", baseline_k
     return {"table": table, "markdown": markdown(table, baseline_name=f"{baseline} (defaults)"
                                                  if not baseline_kwargs else baseline),
             "folders": {k: [str(f) for f in v] for k, v in folders.items()}}
-
-
-def main(argv=None) -> None:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--policy", required=True, help="a checkpoint from fdenv-train")
-    p.add_argument("--baseline", default="cascade")
-    p.add_argument("--sets", nargs="+", default=["pause", "turn_taking", "mpe"])
-    p.add_argument("--split", default="test")
-    p.add_argument("--seeds", nargs="+", type=int, default=[0])
-    p.add_argument("--out", default="runs")
-    p.add_argument("--report", default=None, help="write the markdown table (and a .json next to it) here")
-    args = p.parse_args(argv)
-    res = compare(args.policy, args.baseline, sets=args.sets, split=args.split, seeds=args.seeds, out=args.out)
-    print(res["markdown"])
-    if args.report:
-        Path(args.report).write_text(res["markdown"] + "\n")
-        Path(args.report).with_suffix(".json").write_text(json.dumps(res, indent=1))
-
-
-if __name__ == "__main__":
-    main()

@@ -144,3 +144,16 @@ def write_set(name: str, out_root: str | Path, n: int | None = None, seed: int =
         if not path.is_file() or path.read_bytes() != data:
             path.write_bytes(data)
     return folder, made, removed
+
+
+def mpe_files(n: int | None = None, seed: int = DEFAULT_SEED) -> tuple[dict[str, str], list[dict], dict[str, str]]:
+    """The template set ``mpe`` as files (scene YAML and the manifest with MPE's counts)."""
+    made = generate_set(mpe.KIND, n, seed)
+    regenerate = f"fdenv-scenes generate {mpe.KIND} --out scenes/" + (
+        f" --n {made.n}" if made.n != mpe.DEFAULT_N else "") + (f" --seed {seed}" if seed != DEFAULT_SEED else "")
+    man = mpe.manifest(mpe.KIND, made.scenes, made.splits, made.n, seed,
+                       {"name": mpe.__name__, "version": mpe.VERSION, "seed": seed, "n": made.n}, regenerate,
+                       _DESCRIPTIONS[mpe.KIND])
+    files = {k: v for k, v in made.files.items() if k != MANIFEST}
+    files[MANIFEST] = dump_yaml(man)
+    return files, made.scenes, made.splits

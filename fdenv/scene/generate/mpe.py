@@ -865,21 +865,6 @@ def manifest(set_name: str, scenes: list[dict], splits: dict[str, str], n: int, 
             "regenerate": regenerate, "counts": counts, "scenes": dict(splits)}
 
 
-def generate_files(n: int | None = None, seed: int = 0) -> tuple[dict[str, str], list[dict], dict[str, str]]:
-    """The template set ``mpe`` as files (scene YAML and the manifest with MPE's counts)."""
-    from . import _DESCRIPTIONS, DEFAULT_SEED, MANIFEST, generate_set
-    from ._common import dump_yaml
-
-    made = generate_set(KIND, n, seed)
-    regenerate = f"fdenv-scenes generate {KIND} --out scenes/" + (f" --n {made.n}" if made.n != DEFAULT_N else "") + (
-        f" --seed {seed}" if seed != DEFAULT_SEED else "")
-    man = manifest(KIND, made.scenes, made.splits, made.n, seed,
-                   {"name": __name__, "version": VERSION, "seed": seed, "n": made.n}, regenerate, _DESCRIPTIONS[KIND])
-    files = {k: v for k, v in made.files.items() if k != MANIFEST}
-    files[MANIFEST] = dump_yaml(man)
-    return files, made.scenes, made.splits
-
-
 def write_files(folder, files: dict[str, str], prefix: str) -> list[str]:
     """Write ``files`` into ``folder``; scene files ``<prefix>-*.yaml`` not among them are removed
     (returned). Unchanged files are not rewritten."""

@@ -1,4 +1,5 @@
-"""Replay import of Full-Duplex-Bench sample folders (SPEC 3, replay mode).
+"""Replay mode (SPEC 3): imported Full-Duplex-Bench sample folders, played as a fixed input with
+fixed gold times and no reactions.
 
 ``load_fdb_task(path)`` reads one downloaded FDB sample folder of any of the four tasks and
 returns ``(scene, input_audio_16k, gold)``:
@@ -37,9 +38,10 @@ from typing import Sequence
 
 import numpy as np
 
+from ..audio import resample
 from ..errors import FDBImportError, short
-from ..record import PlayedClip, PlayedTurn, resample
-from .load import scene_from_dict
+from ..record import PlayedClip, PlayedTurn
+from ..scene.load import scene_from_dict
 
 RATE = 16000
 SPEAKER = "user"
@@ -332,3 +334,29 @@ def _find_distribution(folder: Path):
     raise FDBImportError(str(folder), "distribution",
                          "a backchannel sample needs its ground-truth distribution: pass distribution=..., or put "
                          "gt_distribution.json / icc_gt_distribution.json (keyed by sample id) in the task folder")
+
+
+def load_fdb(path: str) -> list[tuple]:
+    """``[(scene, input_audio_16k, gold)]`` of one FDB sample folder (with input.wav) or of a whole
+    task folder of them (``scene="fdb:PATH"``)."""
+    p = Path(path)
+    if not p.exists():
+        raise FDBImportError(f"scene='fdb:{path}'", "folder", "no such folder; give a downloaded Full-Duplex-Bench task or sample folder")
+    loaded = [load_fdb_task(p)] if (p / "input.wav").is_file() else load_fdb_tasks(p)
+    if not loaded:
+        raise FDBImportError(f"scene='fdb:{path}'", "folder", "no FDB samples (folders with input.wav) found")
+    return loaded
+
+
+class FixedSchedule:
+    """Replay mode's scheduler: nothing reacts, the length is known from the start."""
+
+    def __init__(self, n_frames: int):
+        self.n_frames = n_frames
+        self.clips: list = []
+        self.turns: list = []
+        self.extras: list = []  # (no unscripted events either)
+        self.reactions: list = []
+
+    def advance(self, j, loud, active, onset) -> None:
+        pass
