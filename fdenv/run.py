@@ -9,14 +9,17 @@ raises ``fdenv.errors.AgentError``: the episode is noted in ``failures.jsonl`` a
 from __future__ import annotations
 
 import os
+import sys
+from contextlib import nullcontext
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Iterable
 
 from . import __version__
-from .errors import AgentError
+from .errors import AgentError, RunFolderError
 from .record import EpisodeRecord
-from .runs import EPISODES, append_line, config_key, jsonable, load_records, note_failure, open_run, read_episodes, record_stem
+from .runs import (EPISODES, append_line, config_key, drop_lines, jsonable, load_records, locked, note_failure, open_run,
+                   read_episodes, record_exists, record_stem)
 
 __all__ = ["EpisodeResult", "config_key", "load_records", "make_env", "read_episodes", "run", "run_episode"]
 
@@ -67,8 +70,10 @@ def make_env(scene_set: str | None = None, scenes: Iterable | None = None, split
 
 def run(agent, *, scene_set: str | None = None, scenes: Iterable | None = None, split: str = "all",
         seeds: Iterable[int] = (0,), out: str | os.PathLike = "runs", limit: int | None = None,
-        score: bool = True, scoring: dict | None = None, progress: bool = True, **env_kwargs) -> Path:
-    """Run ``agent`` over scenes x seeds into a run folder; returns its path. Resumable."""
+        score: bool = True, scoring: dict | None = None, progress: bool = True, wait: bool = True,
+        **env_kwargs) -> Path:
+    """Run ``agent`` over scenes x seeds into a run folder; returns its path. Resumable. One runner
+    writes a folder at a time: another one holding it is waited for (``wait=False``: RunLockedError)."""
     env = make_env(scene_set=scene_set, scenes=scenes, split=split, score=score, scoring=scoring, **env_kwargs)
     base = env.unwrapped
     scene_ids = [s.id for s in base.scenes][: limit if limit else None]
@@ -82,27 +87,41 @@ def run(agent, *, scene_set: str | None = None, scenes: Iterable | None = None, 
         "versions": library_versions(),
     }
     folder = open_run(out, config)
-    done = {(line["scene_id"], line["seed"]) for line in read_episodes(folder, repair=True)}
-    todo = [(sid, seed) for sid in scene_ids for seed in seeds if (sid, seed) not in done]
-    bar = _progress(len(scene_ids) * len(seeds), len(done), f"{config['agent']['name']} {folder.name}", progress)
-    with open(folder / EPISODES, "a", encoding="utf-8") as log:
-        for sid, seed in todo:
-            try:
-                result = run_episode(env, agent, seed=seed, scene=sid)
-            except AgentError as e:  # a live model that dropped the connection: note it, go on
-                note_failure(folder, sid, seed, e)
+    with locked(folder, wait=wait, notice=_notice) as writable:
+        lines = read_episodes(folder, repair=writable)
+        kept = [line for line in lines if record_exists(folder, line)]
+        if len(kept) < len(lines) and writable:  # a lost record file: its episode is done again
+            _notice(f"{folder}: {len(lines) - len(kept)} episode(s) have no record file; doing them again")
+            drop_lines(folder, kept)
+        done = {(line["scene_id"], line["seed"]) for line in kept}
+        todo = [(sid, seed) for sid in scene_ids for seed in seeds if (sid, seed) not in done]
+        if todo and not writable:
+            raise RunFolderError(f"{folder}: cannot be written (read-only?) and {len(todo)} episode(s) are not done; "
+                                 "make it writable or choose another out=")
+        bar = _progress(len(scene_ids) * len(seeds), len(scene_ids) * len(seeds) - len(todo),
+                        f"{config['agent']['name']} {folder.name}", progress)
+        with open(folder / EPISODES, "a", encoding="utf-8") if todo else nullcontext() as log:
+            for sid, seed in todo:
+                try:
+                    result = run_episode(env, agent, seed=seed, scene=sid)
+                except AgentError as e:  # a live model that dropped the connection: note it, go on
+                    note_failure(folder, sid, seed, e)
+                    bar.update(1)
+                    continue
+                stem = record_stem(sid, seed)
+                result.record.save(folder / stem)
+                line = episode_line(result, stem, seed)
+                if callable(getattr(agent, "stats", None)):
+                    line["agent_stats"] = jsonable(agent.stats())  # pacing, late frames, turns...
+                append_line(log, line)
                 bar.update(1)
-                continue
-            stem = record_stem(sid, seed)
-            result.record.save(folder / stem)
-            line = episode_line(result, stem, seed)
-            if callable(getattr(agent, "stats", None)):
-                line["agent_stats"] = jsonable(agent.stats())  # pacing, late frames, turns...
-            append_line(log, line)
-            bar.update(1)
-    bar.close()
+        bar.close()
     env.close()
     return folder
+
+
+def _notice(msg: str) -> None:
+    print(f"fdenv: {msg}", file=sys.stderr, flush=True)
 
 
 def episode_line(result: EpisodeResult, stem: str, seed: int) -> dict:

@@ -24,7 +24,7 @@ def test_run_writes_records_and_resumes(tmp_path):
     lines = read_episodes(folder)
     assert [(ln["scene_id"], ln["seed"]) for ln in lines] == [("run-test", 0), ("run-test", 1)]
     assert lines[0]["fdb"]["dimension"] == "turn_taking" and lines[0]["fdb"]["paper"]["to"] == 0
-    assert (folder / "episodes" / "run-test.s0.flac").is_file()
+    assert (folder / (lines[0]["record"] + ".flac")).is_file() and lines[0]["record"].startswith("episodes/run-test-")
     config = json.loads((folder / "config.json").read_text())
     assert config["agent"]["name"] == "silent" and folder.name == config_key(config)
     # A rerun with more seeds only runs the new ones.

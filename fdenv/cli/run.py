@@ -143,7 +143,7 @@ def run_job(cfg) -> list[Path]:
     for scene_set in cfg.scene.sets:
         folders.append(run(agent, scene_set=scene_set, split=cfg.scene.split, **common))
     for folder in folders:
-        for record in load_records(folder)[: cfg.timelines]:
+        for record in load_records(folder, limit=cfg.timelines):
             print(f"[{agent.name}] " + timeline_text(record))
     return folders
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 def rescore(folder: Path, profiles, asr: str, judge: str, min_speech_ms: int) -> tuple[Path, list[dict]]:
     from ..record import EpisodeRecord
-    from ..runs import config_key, read_episodes
+    from ..runs import config_key, read_episodes, record_exists
     from ..score.fdb import FDBScorer
 
     lines = read_episodes(folder)
@@ -32,6 +32,10 @@ def rescore(folder: Path, profiles, asr: str, judge: str, min_speech_ms: int) ->
         pass
     out = []
     for line in lines:
+        if not record_exists(folder, line):  # scored without it; the runner redoes it on a rerun
+            print(f"fdenv-score: {folder / line['record']}: record missing, episode skipped (scene "
+                  f"{line['scene_id'][:80]!r}, seed {line['seed']}); rerun fdenv-run to do it again", file=sys.stderr)
+            continue
         record = EpisodeRecord.load(folder / line["record"])
         new = {k: line[k] for k in ("scene_id", "kind", "pair_id", "condition", "seed", "privileged", "record") if k in line}
         new["fdb"] = scorer.score(record)
@@ -68,7 +72,13 @@ def main(argv=None) -> int:
     args.asr = args.asr or used["asr"] or "tiny.en"
     args.judge = args.judge or used["judge"] or "offline"
     print(f"re-scoring with asr={args.asr} judge={args.judge}", file=sys.stderr)
-    path, lines = rescore(args.run_dir, args.profiles, args.asr, args.judge, args.min_speech_ms)
+    from ..errors import RunFolderError
+
+    try:
+        path, lines = rescore(args.run_dir, args.profiles, args.asr, args.judge, args.min_speech_ms)
+    except RunFolderError as e:
+        print(f"fdenv-score: {e}", file=sys.stderr)
+        return 2
     fdb = [ln for ln in lines if ln.get("fdb")]
     if fdb:
         print(format_table(aggregate(fdb, profiles=args.profiles)))
