@@ -433,3 +433,21 @@ def test_costs():
     step = (time.perf_counter() - t) / 2000
     print(f"\ncold {cold * 1e3:.0f} ms, warm {warm * 1e3:.1f} ms, echo step {step * 1e6:.1f} us")
     assert cold < 1.0 and warm < 0.05 and step < 300e-6
+
+
+def test_car_cabin_talkers_sit_in_distinct_seats_behind_the_mirror():
+    from fdenv.room import RoomSpec
+
+    spec = RoomSpec.from_config("car_cabin")
+    seats = np.array(spec.seats)
+    for seed in range(20):
+        room = build_room("car_cabin", ["a", "b", "c", "d", "e"], seed, SR)
+        pos = np.array([room.positions[n] for n in "abcde"])
+        nearest = np.abs(pos[:, None, :] - seats[None, :, :]).max(axis=2).argmin(axis=1)
+        assert sorted(nearest) == [0, 1, 2, 3, 4]  # one talker per seat
+        assert np.abs(pos - seats[nearest]).max() <= 0.05 + 1e-9
+        assert (pos[:, 0] > room.array_center[0] + 0.5).all()  # nobody ahead of the mirror
+    with pytest.raises(ValueError, match="seats: 6 talkers but 5 seats"):
+        build_room("car_cabin", list("abcdef"), 0, SR)
+    with pytest.raises(ValueError, match=r"seats\[0\]"):
+        RoomSpec.from_config({"preset": "car_cabin", "seats": [[9.0, 0.5, 0.9]]})

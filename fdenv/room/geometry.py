@@ -78,6 +78,8 @@ def place_talkers(spec: RoomSpec, n: int, rng: np.random.Generator) -> np.ndarra
     """
     if n == 0:
         return np.zeros((0, 3))
+    if spec.seats:
+        return _seat_talkers(spec, n, rng)
     dmin, dmax = spec.distance
     sep = spec.min_separation_deg
     for _relax in range(30):
@@ -105,6 +107,18 @@ def place_talkers(spec: RoomSpec, n: int, rng: np.random.Generator) -> np.ndarra
         f"room: distance: cannot place {n} talkers at {list(spec.distance)} m from the array "
         f"inside the room {list(spec.size)} with wall_margin {spec.wall_margin} m"
     )
+
+
+SEAT_JITTER_M = 0.05  # a seated talker's mouth moves this much around the seat's (each axis)
+
+
+def _seat_talkers(spec: RoomSpec, n: int, rng: np.random.Generator) -> np.ndarray:
+    """``n`` talkers in distinct seats, in a seeded order, each mouth within a few cm of its seat."""
+    if n > len(spec.seats):
+        raise ValueError(f"room: seats: {n} talkers but {len(spec.seats)} seats; add seats or use fewer speakers")
+    order = rng.permutation(len(spec.seats))[:n]
+    seats = np.array(spec.seats, dtype=float)[order]
+    return seats + rng.uniform(-SEAT_JITTER_M, SEAT_JITTER_M, size=seats.shape)
 
 
 def place_noise_source(spec: RoomSpec, rng: np.random.Generator) -> np.ndarray:

@@ -30,7 +30,7 @@ POINT_NOISE_KINDS = ("fan", "tv")
 SPEED_OF_SOUND = 343.0  # m/s, pyroomacoustics' default constant
 
 # Fields that describe geometry: they must be null for the anechoic preset.
-_GEOMETRY = ("size", "array_position", "loudspeaker_offset", "distance", "height")
+_GEOMETRY = ("size", "array_position", "loudspeaker_offset", "distance", "height", "seats")
 
 
 def preset_names() -> tuple[str, ...]:
@@ -114,6 +114,9 @@ class RoomSpec:
     noise_sources: tuple[NoiseSource, ...] = ()
     echo_gain: float = 0.0
     max_order: int | None = None
+    # Fixed places (mouth positions) the talkers are seated at, in a seeded order (a car's seats);
+    # empty: talkers are placed by ``distance``, ``height`` and ``min_separation_deg``.
+    seats: tuple[tuple[float, float, float], ...] = ()
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -246,11 +249,20 @@ class RoomSpec:
             level = _number(f"{f}.level_db", s.get("level_db", 0.0), -60.0, 60.0)
             sources.append(NoiseSource(kind=kind, position=pos, level_db=level))
 
+        raw_seats = d.get("seats") or []
+        if isinstance(raw_seats, (str, bytes, Mapping)) or not isinstance(raw_seats, Sequence):
+            _fail("seats", "expected a list of [x, y, z] mouth positions")
+        seats = []
+        for i, p in enumerate(raw_seats):
+            seat = _vector(f"seats[{i}]", p, 3)
+            inside(f"seats[{i}]", seat, 0.05)
+            seats.append(seat)
+
         return cls(
             **common, size=size, rt60=rt60, array_position=array_position,
             loudspeaker_offset=ls_off, distance=distance, height=height,
             min_separation_deg=min_sep, wall_margin=margin, noise_sources=tuple(sources),
-            max_order=max_order,
+            max_order=max_order, seats=tuple(seats),
         )
 
     # ------------------------------------------------------------------ views
