@@ -43,7 +43,7 @@ def test_clipping_is_counted_and_applied(env):
     a[10:13] = -2.0
     obs, _, _, _, info = env.step(a)
     assert info["clipped_samples"] == 13
-    assert env._assistant[1280:1293].tolist() == [1.0] * 10 + [-1.0] * 3
+    assert env.episode.assistant[1280:1293].tolist() == [1.0] * 10 + [-1.0] * 3
 
 
 def test_clipping_is_judged_in_the_callers_precision(env):
@@ -51,7 +51,7 @@ def test_clipping_is_judged_in_the_callers_precision(env):
     a[0] = 1e39  # finite in float64 (inf in float32): clipped, not rejected as inf
     a[1:6] = 1.00000001  # > 1 in float64 (1.0 in float32): counted
     _, _, _, _, info = env.step(a)
-    assert info["clipped_samples"] == 6 and env._assistant[1280:1286].tolist() == [1.0] * 6
+    assert info["clipped_samples"] == 6 and env.episode.assistant[1280:1286].tolist() == [1.0] * 6
 
 
 def test_float64_and_float16_accepted(env):

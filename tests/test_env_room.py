@@ -44,7 +44,7 @@ def test_echo_click_lands_at_delay_and_never_earlier(k, j):
     clicked[k] = np.zeros(N, np.float32)
     clicked[k][j] = 0.9
     diff = run_actions(env, clicked) - run_actions(env, quiet)  # same seed: only the echo differs
-    room = env._room
+    room = env.episode.room
     geometric = np.linalg.norm(room.positions[ASSISTANT] - room.mic_positions[:, 0]) / 343.0
     expected = (k + 1) * N + j + geometric * SR + room.filter_delay
     mic0 = diff[:, 0, :].reshape(-1)
@@ -81,13 +81,13 @@ def test_gold_start_at_mic0_matches_the_convolved_onset(preset, seed):
     onset = np.flatnonzero(np.abs(mic0) > 0.02 * np.abs(mic0).max())[0] / SR
     assert abs(onset - first.start) <= 0.010, f"{preset}: onset {onset:.4f} s, gold {first.start:.4f} s"
     # The gold time is the source time plus the speaker's delay to microphone 0.
-    assert first.start == pytest.approx(0.3 + env._delays[first.speaker] / SR, abs=1 / SR)
+    assert first.start == pytest.approx(0.3 + env.episode.delays[first.speaker] / SR, abs=1 / SR)
 
 
 def test_doa_labels_match_the_geometry():
     env = RoomEnv(scene=SC, room=ROOM)
     _, info = env.reset(seed=3)
-    room = env._room
+    room = env.episode.room
     for name, (az, el, dist) in info["labels"]["doa"].items():
         v = room.positions[name] - room.array_center
         assert dist == pytest.approx(np.linalg.norm(v), rel=1e-6)

@@ -72,7 +72,7 @@ def test_speak_plays_a_whole_utterance_and_silent_stops_it():
     for _ in range(clip_frames + 5):  # "speak" while it plays goes on; it ends by itself
         obs, _, _, _, info = env.step(SPEAK if env.voice.playing else SILENT)
         loud.append(info["turn_action"]["utterance"])
-    played = env.env.unwrapped._assistant
+    played = env.env.unwrapped.episode.assistant
     active = [float(np.sqrt(np.mean(played[k * 1280:(k + 1) * 1280] ** 2))) > 10 ** (-45 / 20) for k in range(1, 60)]
     assert sum(active) in (clip_frames - 1, clip_frames)  # the whole clip (the last frame may be quiet)
     assert obs["own"].tolist() == [0.0] * OWN_DIM
@@ -83,8 +83,8 @@ def test_speak_plays_a_whole_utterance_and_silent_stops_it():
     assert env.voice.kind == "utterance"
     _, _, _, _, info = env.step(SILENT)
     assert env.voice.kind is None and info["turn_action"]["utterance"] == 0
-    k = env.env.unwrapped._k
-    assert not env.env.unwrapped._assistant[k * 1280:(k + 1) * 1280].any()
+    k = env.env.unwrapped.episode.k
+    assert not env.env.unwrapped.episode.assistant[k * 1280:(k + 1) * 1280].any()
 
 
 def test_backchannel_is_short_and_cycles_the_words():

@@ -19,22 +19,16 @@ from ..errors import ConfigError
 from .secrets import check_overrides, check_tree
 from ..paths import CONF_DIR
 
-SETS = ("pause", "backchannel", "turn_taking", "interruption", "mpe")
-SPLITS = ("train", "val", "test", "all")
-SAMPLE_RATES = (16000, 24000)
-
 
 def check_config(cfg) -> None:
-    """Reject a bad configuration with one clear message, before anything is rendered."""
+    """Reject a bad configuration with one clear message, before anything is rendered. The env's
+    arguments go through the env's own checks (``fdenv.sim.options``)."""
     from fdenv_agents import AGENTS
 
+    from ..sim import options
+
     check_tree(cfg)
-
-    def bad(field, value, valid):
-        raise ConfigError(f"{field}={value!r} is not valid; choose one of {list(valid)}")
-
-    if cfg.agent.name not in AGENTS:
-        bad("agent.name", cfg.agent.name, sorted(AGENTS))
+    options.choice("agent.name", cfg.agent.name, sorted(AGENTS))
     if cfg.agent.name == "python":  # your own class: import it now, before anything is rendered
         from fdenv_agents.imported import FORM, load_class
 
@@ -45,10 +39,9 @@ def check_config(cfg) -> None:
         except ValueError as e:
             raise ConfigError(f"agent.target: {e}") from None
     for s in cfg.scene.sets:
-        if s not in SETS:
-            bad("scene.sets", s, SETS)
-    if cfg.scene.split not in SPLITS:
-        bad("scene.split", cfg.scene.split, SPLITS)
+        options.scene_set(s, "scene.sets")
+    options.split(cfg.scene.split, "scene.split")
+    options.room(_room(cfg))  # the room, checked as the env checks it
     if "path" in cfg.scene:  # scene=fdb: a Full-Duplex-Bench task folder, replayed
         if cfg.scene.path is None:
             raise ConfigError("scene=fdb needs scene.path=PATH: a downloaded Full-Duplex-Bench task folder")
@@ -58,14 +51,9 @@ def check_config(cfg) -> None:
             raise ConfigError("scene=fdb replays recorded audio: leave room anechoic (no room=...)")
     if cfg.scene.limit is not None and (not isinstance(cfg.scene.limit, int) or cfg.scene.limit < 1):
         raise ConfigError(f"scene.limit={cfg.scene.limit!r}: expected a positive integer or null")
-    if cfg.sample_rate not in SAMPLE_RATES:
-        bad("sample_rate", cfg.sample_rate, SAMPLE_RATES)
-    from ..sim.behaviour import PROFILES
-
-    if cfg.get("behaviour", "natural") not in PROFILES:
-        bad("behaviour", cfg.get("behaviour"), PROFILES)
-    if cfg.tts.backend not in ("espeak", "kokoro"):
-        bad("tts.backend", cfg.tts.backend, ("espeak", "kokoro"))
+    options.sample_rate(cfg.sample_rate)
+    options.behaviour(cfg.get("behaviour", "natural"))
+    options.tts(cfg.tts.backend, "tts.backend")
     seeds = list(cfg.seeds)
     if not seeds or not all(isinstance(s, int) and s >= 0 for s in seeds):
         raise ConfigError(f"seeds={seeds!r}: expected a non-empty list of non-negative integers")
@@ -79,15 +67,6 @@ def check_config(cfg) -> None:
             resolve_model(str(cfg.scoring.asr))
         except ASRUnavailable as e:
             raise ConfigError(f"scoring.asr: {e}") from None
-    room = _room(cfg)
-    if room is not None:
-        from ..room import RoomSpec
-
-        try:
-            RoomSpec.from_config(room)
-        except ValueError as e:
-            msg = str(e)
-            raise ConfigError(msg if msg.startswith("room") else f"room: {msg}") from None
 
 
 def _room(cfg):

@@ -192,7 +192,7 @@ def _render(args) -> int:
     from ..render import BACKENDS, Renderer, TTSError
     from ..scene import SceneError, load_set
     from ..scene.sets import SPLIT_CHOICES, list_sets, scenes_dir
-    from ..sim.env import SAMPLE_RATES
+    from ..sim.options import SAMPLE_RATES
 
     err = None
     if args.split not in SPLIT_CHOICES:

@@ -1,0 +1,328 @@
+"""One episode's state and its frame loop, built by a live or a replay constructor.
+
+``Episode.live`` renders the scene's clips, places them in the room (impulse responses, echo,
+noise) and lets the reactive scheduler (SPEC 3) decide when each plays; ``Episode.replay`` plays a
+fixed FDB recording with fixed gold times (``fdenv.sim.replay``). Both then run the same loop:
+``start()`` gives frame 0, ``play(action)`` places the assistant's frame, advances the scheduler,
+the microphones and the labels by one frame. ``record()`` is the EpisodeRecord. The env
+(``fdenv.sim.env``) keeps only the Gymnasium surface around it.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..record import EpisodeRecord, PlayedClip, PlayedTurn
+from ..scene.schema import Scene
+from .behaviour import keyed_seed, make_behaviour
+from .detector import ActivityDetector
+from .labels import Labeler
+from .scheduler import Scheduler, SchedulerConfig, in_samples
+
+try:  # the ufunc itself: np.clip's Python wrapper costs twice a frame's clipping
+    from numpy._core.umath import clip as _clip
+except ImportError:  # pragma: no cover - numpy < 2
+    _clip = np.clip
+
+BABBLE_TEXTS = (
+    "The meeting moved to Thursday because half of the team was travelling.",
+    "Could you pass me the salt and the pepper, please?",
+    "I think the bus leaves from the other side of the square.",
+    "She told me the film was much longer than the book.",
+    "We should really paint the fence before the winter comes.",
+    "My brother just started learning to play the violin.",
+    "There is a new bakery on the corner that opens at six.",
+    "The printer on the second floor has been jammed all week.",
+    "Did anyone see where I left my blue umbrella?",
+    "They are planning a long walk along the river on Sunday.",
+)
+MIC_PEAK = 0.9  # the loudest scripted moment at the microphones, at most (headroom below full scale)
+
+
+class Episode:
+    """The state of one episode (see the module docstring). ``meta``: what the record carries
+    besides the audio and the timeline (``config``, ``versions``). ``previous``: the env's last
+    episode, whose buffers this one reuses (zeroing only what it wrote: fresh ``np.zeros`` pages
+    are faulted in one frame at a time during ``step``, which cost more than the rest of a room step)."""
+
+    def __init__(self, scene: Scene, sample_rate: int, frame_samples: int, n_mics: int, seed: int,
+                 sched, labeler: Labeler, cap: int, meta: dict, replay: bool, previous: "Episode | None" = None):
+        self.scene, self.sample_rate, self.frame_samples, self.seed = scene, sample_rate, frame_samples, seed
+        self.sched, self.labeler, self.meta, self.replay = sched, labeler, meta, replay
+        self.detector = ActivityDetector(frame_samples, sample_rate)
+        old = None if previous is None else previous.mic
+        if old is not None and old.shape[0] == n_mics and old.shape[1] >= cap:
+            used = min(old.shape[1], max(previous.used, (previous.k + 2) * previous.frame_samples))
+            old[:, :used] = 0
+            previous.assistant[:used] = 0
+            self.mic, self.assistant, self.cap = old, previous.assistant, old.shape[1]
+            previous.mic = previous.assistant = None  # this episode owns them now
+        else:
+            self.cap = cap
+            self.mic = np.zeros((n_mics, cap), np.float32)
+            self.assistant = np.zeros(cap, np.float32)
+        self.used = 0  # samples of the buffers written beyond the current frame (clips, replayed input)
+        self.delays = {s.name: 0 for s in scene.speakers}  # source -> microphone 0, in samples
+        self.played_turns: list[PlayedTurn] = []
+        self.played_clips: list[PlayedClip] = []
+        self.k = 0  # the last frame returned
+        self.clipped = 0  # samples of the actions clipped to [-1, 1]
+        self.mic_clipped = 0  # microphone samples clipped at full scale (reported at the end)
+        # live episodes only
+        self.clips_audio: list[list[np.ndarray]] = []
+        self.clip_keys: list[list[str]] = []
+        self.room = None
+        self.doa: dict | None = None
+        self.echo = None
+        self.noise: np.ndarray | None = None
+        self.self_noise: np.ndarray | None = None
+        self.mic_gain = np.float32(1.0)
+        self.extra_audio: dict = {}  # (speaker, text) -> (clip, cache key): unscripted phrases
+        self._placed = 0  # scheduler clips already mixed into the microphone buffer
+        self._extras_placed = 0  # ... and unscripted events (backchannels, competing starts)
+        self._turns_seen = 0
+
+    # ---- constructors ---------------------------------------------------------------------
+    @classmethod
+    def live(cls, scene: Scene, renderer, room_spec, sched_cfg: SchedulerConfig, sample_rate: int,
+             frame_samples: int, n_mics: int, seed: int, meta: dict, previous: "Episode | None" = None,
+             behaviour: str = "paper") -> "Episode":
+        """A reactive episode: the scene's clips through TTS (cached), the room when one is set,
+        the humans of the ``behaviour`` profile (``fdenv.sim.behaviour``)."""
+        from ..render import turn_clips, voice_map
+        from .behaviour import unscripted_clips
+
+        sr, N = sample_rate, frame_samples
+        clips, keys = [], []
+        for pieces in turn_clips(scene, voice_map(scene, renderer)):
+            clips.append([renderer.clip(text, voice) for text, voice in pieces])
+            keys.append([renderer.key(text, voice) for text, voice in pieces])
+        durations = [[len(c) for c in turn] for turn in clips]
+        expected = sum(map(sum, durations)) + int(sr * (30 + 25 * len(scene.turns)))
+        cap = int(math.ceil(expected / N) + 2) * N
+        humans = make_behaviour(behaviour, sched_cfg, seed, scene.id)
+        ep = cls(scene, sr, N, n_mics, seed, None, Labeler(scene, sr, N, sched_cfg, humans), cap, meta, replay=False,
+                 previous=previous)
+        ep.clips_audio, ep.clip_keys = clips, keys
+        if room_spec is not None:
+            ep._prepare_room(room_spec, renderer)
+        if behaviour == "natural":
+            ep.extra_audio = {(sp, text): (renderer.clip(text, voice), renderer.key(text, voice))
+                              for sp, text, voice in unscripted_clips(scene, voice_map(scene, renderer))}
+        ep.sched = Scheduler(scene, durations, sr, N, sched_cfg, ep.delays, humans,
+                             {k: len(v[0]) for k, v in ep.extra_audio.items()})
+        return ep
+
+    @classmethod
+    def replay(cls, scene: Scene, audio16k: np.ndarray, gold: dict, sched_cfg: SchedulerConfig, sample_rate: int,
+               frame_samples: int, seed: int, meta: dict, previous: "Episode | None" = None) -> "Episode":
+        """Replay mode (SPEC 3): a fixed recording at the microphone, fixed gold times, no reactions."""
+        from ..audio import resample
+        from ..windows import close_of
+        from .replay import FixedSchedule
+
+        N, sr = frame_samples, sample_rate
+        s = in_samples(sr)
+        audio = resample(audio16k, 16000, sr)
+        turns, clips = list(gold["turns"]), list(gold["clips"])
+        ends = [len(audio)] + [close_of(t.label, s(t.start), s(t.end), sched_cfg, s) for t in turns]
+        end = max(ends) + s(sched_cfg.tail_s)
+        sched = FixedSchedule(math.ceil(end / N))
+        ep = cls(scene, sr, N, 1, seed, sched, Labeler(scene, sr, N, sched_cfg), (sched.n_frames + 2) * N, meta,
+                 replay=True, previous=previous)
+        ep.mic[0, : len(audio)] = audio
+        ep.used = len(audio)
+        ep.played_turns, ep.played_clips = turns, clips
+        index = {t.id: i for i, t in enumerate(scene.turns)}
+        for t in turns:
+            ep.labeler.add_turn(index[t.id], s(t.start), s(t.end), [s(x) for x in t.trps])
+        for c in clips:
+            ep.labeler.add_clip(s(c.start), s(c.end), c.speaker)
+        return ep
+
+    # ---- room ---------------------------------------------------------------------------------
+    def _prepare_room(self, spec, renderer) -> None:
+        """Impulse responses, convolved clips, echo path and noise for this episode (cached per
+        scene, room and seed). Gold times move to microphone 0's axis by each speaker's delay."""
+        from ..room import active_speech_level_db, build_room
+
+        scene, sr, N = self.scene, self.sample_rate, self.frame_samples
+        # A new geometry for every (seed, scene): the runner resets every scene with the run's seed.
+        seed = keyed_seed(self.seed, scene.id, "room")
+        room = build_room(spec, [s.name for s in scene.speakers], seed=seed, sample_rate=sr)
+        self.room = room
+        self.delays = {name: int(round(room.delay_s(name) * sr)) for name in self.delays}
+        self.echo = room.echo_path(N)
+        self.doa = {name: room.doa(name) for name in self.delays} if room.simulated else None
+        wet = [room.convolve(t.speaker, clip, key=self.clip_keys[i][p])[0]
+               for i, t in enumerate(scene.turns) for p, clip in enumerate(self.clips_audio[i])]
+        level = active_speech_level_db(np.concatenate(wet), sr) if spec.noise != "none" or spec.noise_sources else None
+        if spec.noise not in ("none", "self") or spec.noise_sources:
+            # Noise for the scene's nominal length, looped past it (reactive episodes can run long).
+            nominal = sum(len(w) for w in wet) + int(sr * (10 + 6 * len(scene.turns)))
+            self.noise = room.noise(-(-nominal // N) * N, level, babble=lambda n, seed: _babble(renderer, n, seed))
+        if spec.noise != "none" and np.isfinite(level):  # every microphone hisses a little
+            from ..room.noise import SELF_NOISE_DB, self_noise
+
+            self.self_noise = self_noise(self.mic.shape[0], 10 * sr // N * N, level - SELF_NOISE_DB, seed)
+        # Levels calibrated so that the microphones never clip on the scene's speech and noise:
+        # a fixed gain for the episode (a recording engineer's headroom), below 1 only when needed.
+        peak = max((float(np.abs(w).max()) for w in wet if w.size), default=0.0)
+        for x in (self.noise, self.self_noise):
+            peak += 0.0 if x is None else float(np.abs(x[0]).max())
+        self.mic_gain = np.float32(min(1.0, MIC_PEAK / peak)) if peak > 0 else np.float32(1.0)
+
+    # ---- the frame loop ---------------------------------------------------------------------
+    def start(self) -> tuple[np.ndarray, dict]:
+        """Frame 0 at the microphones and its labels."""
+        N = self.frame_samples
+        labels = self._advance(0, self.assistant[:N])
+        return self.mic[:, :N].copy(), labels
+
+    def play(self, action: np.ndarray) -> tuple[np.ndarray, dict, bool]:
+        """The k-th action plays during frame k+1 (SPEC 1): place it, advance one frame, return
+        frame k+1 at the microphones, its labels, and whether the episode is over."""
+        N = self.frame_samples
+        k = self.k + 1
+        lo = k * N
+        if lo + 2 * N > self.cap:
+            self._grow()
+        frame = self.assistant[lo : lo + N]
+        frame[:] = action
+        labels = self._advance(k, frame)
+        self.k = k
+        n_frames = self.sched.n_frames
+        return self.mic[:, lo : lo + N].copy(), labels, n_frames is not None and k + 1 >= n_frames
+
+    def _advance(self, j: int, frame: np.ndarray) -> dict:
+        """Everything that happens in frame j, once the assistant's frame j is known."""
+        det = self.detector
+        active = det.update(frame)
+        onset = bool(det.onsets) and det.onsets[-1] == j
+        sched = self.sched
+        sched.advance(j, det.loud, active, onset)
+        if len(sched.clips) > self._placed or len(sched.extras) > self._extras_placed:
+            self._place_new()
+        N = self.frame_samples
+        mic = self.mic[:, j * N : (j + 1) * N]
+        if self.room is not None:  # the echo of the assistant's frame j (in place), and noise
+            self.echo.add_to(frame, mic)
+            for noise in (self.noise, self.self_noise):
+                if noise is not None:
+                    lo = (j * N) % noise.shape[1]
+                    mic += noise[:, lo : lo + N]
+            if self.mic_gain != 1.0:
+                mic *= self.mic_gain
+        if not max(mic.max(), -mic.min()) <= 1.0:  # counted: levels are meant never to clip
+            self.mic_clipped += int(np.count_nonzero(np.abs(mic) > 1.0))
+            _clip(mic, -1.0, 1.0, out=mic)
+        labels = self.labeler.frame(j, active, onset)
+        if self.doa is not None:
+            labels["doa"] = dict(self.doa)  # fresh per step: users keep what they get
+        return labels
+
+    def _place_new(self) -> None:
+        sched, scene = self.sched, self.scene
+        sr = self.sample_rate
+        while self._turns_seen < len(sched.turns):
+            st = sched.turns[self._turns_seen]
+            turn = scene.turns[st.index]
+            d = self.delays[turn.speaker]
+            self.labeler.add_turn(st.index, st.start + d, st.end + d, [x + d for x in st.trps])
+            self.played_turns.append(PlayedTurn(
+                id=turn.id, speaker=turn.speaker, label=turn.label, start=(st.start + d) / sr,
+                end=(st.end + d) / sr, text=turn.spoken_text, addressee=turn.addressee,
+                gold_answer=turn.gold_answer, resolves=turn.resolves, trps=tuple((x + d) / sr for x in st.trps),
+            ))
+            self._turns_seen += 1
+        for c in sched.clips[self._placed :]:
+            turn = scene.turns[c.turn]
+            audio = self.clips_audio[c.turn][c.piece]
+            d = self.delays[turn.speaker]
+            if self.room is not None:
+                audio = self.room.convolve(turn.speaker, audio, key=self.clip_keys[c.turn][c.piece])
+            else:
+                audio = audio[None, :]
+            end = c.start + audio.shape[1]
+            while end > self.cap:
+                self._grow()
+            self.mic[:, c.start : end] += audio
+            self.used = max(self.used, end)
+            self.labeler.add_clip(c.start + d, c.start + d + c.length, turn.speaker)
+            self.played_clips.append(PlayedClip(turn.id, c.piece, turn.speaker, (c.start + d) / sr,
+                                                (c.start + d + c.length) / sr, turn.pieces[c.piece].text))
+        self._placed = len(sched.clips)
+        for x in sched.extras[self._extras_placed :]:
+            self._place_extra(x)
+        self._extras_placed = len(sched.extras)
+
+    def _place_extra(self, x) -> None:
+        """A backchannel or a competing start (cut where its speaker drops out, with a 30 ms fade)."""
+        sr = self.sample_rate
+        audio, key = self.extra_audio[(x.speaker, x.text)]
+        if x.length < len(audio):
+            fade = min(int(0.03 * sr), x.length)
+            audio = audio[: x.length].copy()
+            audio[x.length - fade :] *= np.linspace(1.0, 0.0, fade, dtype=np.float32)
+            key = f"{key}:cut{x.length}"
+        audio = self.room.convolve(x.speaker, audio, key=key) if self.room is not None else audio[None, :]
+        end = x.start + audio.shape[1]
+        while end > self.cap:
+            self._grow()
+        self.mic[:, x.start : end] += audio
+        self.used = max(self.used, end)
+        d = self.delays[x.speaker]
+        start, stop = (x.start + d) / sr, (x.start + d + x.length) / sr
+        self.labeler.add_extra(x.id, x.speaker, x.label, x.start + d, x.start + d + x.length)
+        self.played_turns.append(PlayedTurn(id=x.id, speaker=x.speaker, label=x.label, start=start, end=stop,
+                                            text=x.text, resolves=x.resolves))
+        self.played_clips.append(PlayedClip(x.id, 0, x.speaker, start, stop, x.text))
+
+    def _grow(self) -> None:
+        extra = self.cap
+        self.mic = np.concatenate([self.mic, np.zeros((self.mic.shape[0], extra), np.float32)], axis=1)
+        self.assistant = np.concatenate([self.assistant, np.zeros(extra, np.float32)])
+        self.cap += extra
+
+    def record(self, n_frames: int | None = None) -> EpisodeRecord:
+        """The EpisodeRecord of the first ``n_frames`` frames (all returned so far by default);
+        its tracks are copies (the buffers go on to the next episode)."""
+        n_frames = self.k + 1 if n_frames is None else n_frames
+        n = n_frames * self.frame_samples
+        return EpisodeRecord(
+            scene=self.scene,
+            sample_rate=self.sample_rate,
+            frame_samples=self.frame_samples,
+            assistant=self.assistant[:n].copy(),
+            turns=self.played_turns,
+            clips=self.played_clips,
+            n_frames=n_frames,
+            seed=self.seed,
+            config=self.meta["config"],
+            versions=self.meta["versions"],
+            mic0=self.mic[0, :n].copy(),
+            replay=self.replay,
+            reactions=self._reactions(),
+        )
+
+    def _reactions(self) -> list[dict]:
+        """The natural humans' reactions to an intruding assistant, on microphone 0's axis."""
+        out = []
+        sr = self.sample_rate
+        for r in getattr(self.sched, "reactions", []):
+            turn = self.scene.turns[r.turn]
+            d = self.delays[turn.speaker]
+            out.append({"kind": r.kind, "turn_id": turn.id, "due": (r.at + d) / sr,
+                        "start": None if r.start is None else (r.start + d) / sr})
+        return out
+
+
+def _babble(renderer, n: int, seed: int) -> list[np.ndarray]:
+    """Babble talkers: extra TTS voices reading unrelated sentences (DESIGN: noise)."""
+    rng = np.random.default_rng(seed)
+    voices = renderer.voices
+    order = rng.permutation(len(BABBLE_TEXTS))
+    return [renderer.clip(BABBLE_TEXTS[order[i % len(order)]], voices[(i + int(order[0])) % len(voices)])
+            for i in range(n)]
