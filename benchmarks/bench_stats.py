@@ -18,7 +18,9 @@ import time
 import numpy as np
 
 from fdenv.score import stats
-from fdenv.score.mpe import COUNT_KEYS, aggregate_mpe, format_mpe
+from fdenv.score.mpe import COUNT_KEYS
+from fdenv.score.mpe_aggregate import aggregate_mpe
+from fdenv.score.mpe_table import format_mpe
 
 
 def timed(fn, *a, **k):

@@ -67,7 +67,7 @@ def run_summary(folder: str | Path, n_resamples: int = stats.N_RESAMPLES) -> dic
     table = aggregate(fdb_lines, n_resamples=n_resamples) if fdb_lines else {"dimensions": {}}
     mpe = None
     if any(ln.get("mpe") for ln in lines):
-        from .score.mpe import aggregate_mpe
+        from .score.mpe_aggregate import aggregate_mpe
 
         mpe = aggregate_mpe([ln for ln in lines if ln.get("mpe")], n_resamples=n_resamples)
     warned = [ln["scene_id"] for ln in lines if episode_warnings(ln)]

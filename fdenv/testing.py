@@ -190,7 +190,7 @@ FDB_EXTREMES: dict[str, dict[str, dict[str, dict[str, Expect]]]] = {
 }
 
 # MPE extremes, per episode, as rates num / den (skipped when den is 0; see
-# fdenv.score.mpe.CAPABILITIES). Each held for all three agents on all 400 scenes of the mpe set
+# fdenv.score.mpe_aggregate.CAPABILITIES). Each held for all three agents on all 400 scenes of the mpe set
 # (seed 0; 360 oracle N4 events) and on its 60 test scenes with seed 1.
 # silent: never present, every silence window kept. talker: already speaking when every request
 #   ends (present, never a fresh onset), no silence window kept, never eligible to yield.
@@ -255,7 +255,7 @@ def metric_check(scoring: dict | None = None, scenes_per_set: int = 1, sets: Ite
     from .run import make_env, run_episode
     from .scene import load_set
     from .score.fdb import PROFILES, dimension_of
-    from .score.mpe import _is_mpe
+    from .score.mpe import is_mpe_scene
 
     t0 = time.perf_counter()
     sets = (sets,) if isinstance(sets, str) else tuple(sets)
@@ -302,7 +302,7 @@ def metric_check(scoring: dict | None = None, scenes_per_set: int = 1, sets: Ite
                 record = info["record"]
                 seen = values[agent_name][scene.id] = {}
                 dim = dimension_of(scene)
-                mpe = _is_mpe(scene)
+                mpe = is_mpe_scene(scene)
                 if dim is None and not mpe:
                     fail(f"{agent_name} on {scene.id}: kind {scene.kind!r} has no FDB dimension and no MPE turns; "
                          "no scoring wrapper applies, so nothing can be checked")

@@ -7,8 +7,7 @@ and incomplete windows: its score is ``None``, with a warning. The wrappers use 
 only through the Gymnasium API, and record their constructor arguments like Gymnasium's own
 wrappers (``RecordConstructorArgs``), so ``gym.make`` specs and pickling keep them.
 
-Scoring wrappers share ``_ScoreOnFinalStep``; the multi-party wrapper (``MPEScore``) adds one
-more ``_score`` and ``info_key``.
+Scoring wrappers share ``_ScoreOnFinalStep``; each brings its scorer and ``info_key``.
 
 The training wrappers (reward wrappers such as ``TurnTakingReward`` and the discrete
 ``TurnActions``) live in ``fdenv.train`` and are reachable here too, imported on first use so that
@@ -22,12 +21,12 @@ import warnings
 import gymnasium as gym
 
 from .score.fdb import PROFILES, FDBScorer
-from .score.mpe import DEFAULT_MIN_SPEECH_MS, MPEScorer
+from .score.mpe import DEFAULT_MIN_SPEECH_MS, MPEScorer, is_mpe_scene
 
 
 class _ScoreOnFinalStep(gym.Wrapper):
-    """Calls ``_score(record)`` once per episode, at the step that ends it, and stores the result
-    in ``info[info_key]``."""
+    """Scores the record once per episode, at the step that ends it (``self.scorer``), and stores
+    the result in ``info[info_key]``."""
 
     info_key = ""
 
@@ -48,26 +47,24 @@ class _ScoreOnFinalStep(gym.Wrapper):
                     "episodes end by themselves; drop max_episode_steps to score them.", stacklevel=2)
                 info[self.info_key] = None
             else:
-                info[self.info_key] = self._score(record)
-                info["segments"] = {**info.get("segments", {}), self.info_key: self._segments()}
+                info[self.info_key], details = self.scorer.score_details(record)
+                info["segments"] = {**info.get("segments", {}), self.info_key: _segments(details)}
         return obs, reward, terminated, truncated, info
-
-    def _score(self, record):  # pragma: no cover - abstract
-        raise NotImplementedError
-
-    def _segments(self) -> dict:
-        """The segments (and words) the last score used, per profile, as plain data for the run log."""
-        out = {}
-        for profile, d in getattr(self.scorer, "last_details", {}).items():
-            out[profile] = {
-                "segments": [[round(a, 4), round(b, 4)] for a, b in d.get("segments", [])],
-                "words": [[w.text, w.start, w.end] for w in d.get("words", [])],
-            }
-        return out
 
     def scoring_config(self) -> dict:
         """What the scores depend on (VAD parameters, ASR model, judge): for the run record."""
         return self.scorer.config()
+
+
+def _segments(details: dict) -> dict:
+    """The segments (and words) a score used, per profile, as plain data for the run log."""
+    out = {}
+    for profile, d in details.items():
+        out[profile] = {
+            "segments": [[round(a, 4), round(b, 4)] for a, b in d.get("segments", [])],
+            "words": [[w.text, w.start, w.end] for w in d.get("words", [])],
+        }
+    return out
 
 
 class FDBScore(_ScoreOnFinalStep, gym.utils.RecordConstructorArgs):
@@ -94,9 +91,6 @@ class FDBScore(_ScoreOnFinalStep, gym.utils.RecordConstructorArgs):
         _ScoreOnFinalStep.__init__(self, env)
         self.scorer = FDBScorer(profiles=profiles, asr=asr, judge=judge, min_speech_ms=min_speech_ms)
 
-    def _score(self, record):
-        return self.scorer.score(record)
-
 
 class MPEScore(_ScoreOnFinalStep, gym.utils.RecordConstructorArgs):
     """Duplex-MPE scores of each episode (SPEC 7, 9).
@@ -107,7 +101,7 @@ class MPEScore(_ScoreOnFinalStep, gym.utils.RecordConstructorArgs):
         ``silence_judged``, ``silence_preserved``, ``n4_events``, ``window_response``,
         ``yield_eligible``, ``yield_judged``, ``yielded``, ``fail_still_speaking``,
         ``fail_spoke_again``, with ``condition``, ``pair_id``, ``scene_id``, ``t_position`` and
-        per-event ``details``; rates come from ``fdenv.score.mpe.aggregate_mpe``. ``None`` for
+        per-event ``details``; rates come from ``fdenv.score.aggregate_mpe``. ``None`` for
         scenes without MPE turns. Nothing changes at other steps; rewards are untouched.
 
     Arguments:
@@ -124,13 +118,10 @@ class MPEScore(_ScoreOnFinalStep, gym.utils.RecordConstructorArgs):
         _ScoreOnFinalStep.__init__(self, env)
         self.scorer = MPEScorer(asr=asr, judge=judge, min_speech_ms=min_speech_ms)
 
-    def _score(self, record):
-        return self.scorer.score(record, saved=False)  # the live track, mapped as the run will save it
-
 
 def scoring_wrappers(scenes, profiles=PROFILES, asr="tiny.en", judge="offline", min_speech_ms: int = 250):
     """The scoring wrappers that apply to these scenes, as ``wrap(env) -> env`` callables:
-    ``FDBScore`` when a scene has an FDB dimension, ``MPEScore`` when one is of kind ``mpe``."""
+    ``FDBScore`` when a scene has an FDB dimension, ``MPEScore`` when one has MPE turns."""
     from functools import partial
 
     from .score.fdb import dimension_of
@@ -138,7 +129,7 @@ def scoring_wrappers(scenes, profiles=PROFILES, asr="tiny.en", judge="offline", 
     wrappers = []
     if any(dimension_of(s) is not None for s in scenes):
         wrappers.append(partial(FDBScore, profiles=tuple(profiles), asr=asr, judge=judge, min_speech_ms=min_speech_ms))
-    if any(s.kind == "mpe" for s in scenes):
+    if any(is_mpe_scene(s) for s in scenes):
         wrappers.append(partial(MPEScore, asr=asr, judge=judge, min_speech_ms=min_speech_ms))
     return wrappers
 

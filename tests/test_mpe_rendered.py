@@ -16,7 +16,8 @@ import pytest
 from fdenv.run import run
 from fdenv.runs import read_episodes
 from fdenv.scene import load_set
-from fdenv.score.mpe import aggregate_mpe, format_mpe
+from fdenv.score.mpe_aggregate import aggregate_mpe
+from fdenv.score.mpe_table import format_mpe
 from fdenv.score.rescore import SWEEP_MS, sweep_min_speech
 from fdenv_agents import OracleAgent, SilentAgent, TalkerAgent
 from fdenv_agents.scripted import ScriptedAgent

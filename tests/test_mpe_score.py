@@ -17,6 +17,8 @@ from scipy.stats import binomtest, spearmanr
 from fdenv.record import EpisodeRecord, PlayedClip, PlayedTurn
 from fdenv.scene.load import scene_from_dict
 from fdenv.score import mpe as M
+from fdenv.score import mpe_aggregate as A
+from fdenv.score import mpe_table as T
 from fdenv.score import stats, vad
 from fdenv.score.rescore import SWEEP_MS
 
@@ -192,7 +194,7 @@ def test_missing_verdicts_are_none_not_a_pass():
     assert res["presence"] == 1 and res["answered"] == 0 and res["correct"] == 0
     assert res["details"]["requests"][0]["correct"] is None
     assert res["silence_windows"] == 3 and res["silence_judged"] == 2 and res["silence_preserved"] == 2
-    agg = M.aggregate_mpe([res], n_resamples=200)
+    agg = A.aggregate_mpe([res], n_resamples=200)
     assert agg["conditions"]["explicit"]["accuracy"]["value"] is None
     assert agg["coverage"]["explicit"]["accuracy"] == {"judged": 0, "of": 1}
     assert agg["coverage"]["explicit"]["silence"] == {"judged": 2, "of": 3}
@@ -216,17 +218,19 @@ def test_probabilities_are_cached_on_disk(tmp_path, monkeypatch):
 def test_saved_record_scores_the_same(tmp_path):
     rec = mpe_record(ORACLE)
     rec.assistant = rec.assistant * 2.5 + 1e-5  # off the 16-bit grid, and loud: save's 32767 vs load's 32768 matters
-    live = scorer().score(rec, saved=False)
+    live = scorer().score(rec)
     rec.save(tmp_path / "ep")
     back = EpisodeRecord.load(tmp_path / "ep")
-    assert np.array_equal(M.scoring_audio(back), M.scoring_audio(rec, saved=False))
-    assert np.array_equal(M.scoring_audio(back, saved=True), M.scoring_audio(back))  # detected as loaded
+    assert np.array_equal(M.scoring_audio(back), M.scoring_audio(rec))
+    x = M.scoring_audio(rec)  # the live track is scored on the saved file's 16-bit grid
+    assert np.array_equal(np.round(x.astype(np.float64) * 32768) / 32768, x)
+    assert not np.array_equal(x, rec.assistant)  # (the track itself was off the grid)
     assert scorer().score(back) == live
     # loading again and again changes nothing
     back.save(tmp_path / "ep2")
     again = EpisodeRecord.load(tmp_path / "ep2")
     assert np.array_equal(again.assistant, back.assistant)  # save/load of a loaded record is an identity
-    assert np.array_equal(M.scoring_audio(back), M.scoring_audio(rec, saved=False))  # and scoring sees the same samples
+    assert np.array_equal(M.scoring_audio(back), M.scoring_audio(rec))  # and scoring sees the same samples
 
 
 def test_score_many_equals_score_per_value():
@@ -295,7 +299,7 @@ def test_aggregate_rates_denominators_and_headline():
         items.append(fake(p, "explicit", 1, position=0.3 + 0.015 * i))
         items.append(fake(p, "implicit", int(i % 4 != 0), fresh=int(i % 2 == 0), position=0.3 + 0.015 * i,
                           n4=(1, 1, int(i % 5 != 0))))
-    agg = M.aggregate_mpe(items, n_resamples=500)
+    agg = A.aggregate_mpe(items, n_resamples=500)
     ex, im = agg["conditions"]["explicit"], agg["conditions"]["implicit"]
     assert ex["presence"]["value"] == 1.0 and ex["presence"]["n"] == 40 and ex["presence"]["lo"] == ex["presence"]["hi"] == 1.0
     assert im["presence"]["value"] == pytest.approx(30 / 40) and im["presence"]["num"] == 30
@@ -314,17 +318,17 @@ def test_aggregate_rates_denominators_and_headline():
     groups = agg["positions"]["implicit"]
     assert [g["n"] for g in groups] == [10, 10, 10, 10] and len(agg["positions"]["cuts"]) == 3
     assert all(groups[i]["range"][1] <= groups[i + 1]["range"][0] for i in range(3))
-    text = M.format_mpe(agg)
-    for label, *_ in [c[1:] for c in M.CAPABILITIES]:
+    text = T.format_mpe(agg)
+    for label, *_ in [c[1:] for c in A.CAPABILITIES]:
         assert label in text
     assert "p=" in text and "quartiles" in text
 
 
 def test_yield_rate_needs_30_eligible_events():
     few = [fake(f"p{i}", "explicit", 1) for i in range(29)]
-    y = M.aggregate_mpe(few, n_resamples=200)["conditions"]["explicit"]["yield"]
+    y = A.aggregate_mpe(few, n_resamples=200)["conditions"]["explicit"]["yield"]
     assert y["value"] is None and y["reported"] is False and y["eligible"] == 29 and y["num"] == 29
-    y = M.aggregate_mpe(few + [fake("p29", "explicit", 1)], n_resamples=200)["conditions"]["explicit"]["yield"]
+    y = A.aggregate_mpe(few + [fake("p29", "explicit", 1)], n_resamples=200)["conditions"]["explicit"]["yield"]
     assert y["value"] == 1.0 and y["reported"]
 
 
@@ -345,7 +349,7 @@ def test_aggregate_reads_run_lines_and_report(tmp_path):
     assert s["mpe"]["n_episodes"] == 12 and s["mpe"]["headline"]
     text = format_runs([s])
     assert "multi-party" in text and "presence 1.00" in text and "fresh onset 1.00" in text
-    assert M.mpe_summary(run, n_resamples=200).startswith("MPE: 12 episodes")
+    assert T.mpe_summary(run, n_resamples=200).startswith("MPE: 12 episodes")
 
 
 # ------------------------------------------------------------------ statistics against known values
@@ -428,10 +432,10 @@ def test_rank_correlation_between_metrics_over_runs():
         for i in range(40):
             for cond in ("explicit", "implicit"):
                 items.append(fake(f"p{i}", cond, int(i < 40 * pres), fresh=int(i < 40 * fresh)))
-        runs.append(M.aggregate_mpe(items, n_resamples=100))
+        runs.append(A.aggregate_mpe(items, n_resamples=100))
     x = [r["conditions"][c]["fresh_onset"]["value"] for r in runs for c in ("explicit", "implicit")]
     y = [r["conditions"][c]["presence"]["value"] for r in runs for c in ("explicit", "implicit")]
-    assert M.rank_correlation(runs) == pytest.approx(spearmanr(x, y).statistic)
+    assert A.rank_correlation(runs) == pytest.approx(spearmanr(x, y).statistic)
 
 
 def test_sweep_reproduces_the_run_and_covers_five_values(tmp_path):
@@ -467,23 +471,23 @@ def _counts(cond, pair, eligible, yielded, seed=0):
 
 def test_yield_difference_is_not_reported_under_30_eligible_events():
     items = [c for i in range(5) for c in (_counts("explicit", f"p{i}", 1, 1), _counts("implicit", f"p{i}", 1, i % 2))]
-    agg = M.aggregate_mpe(items, n_resamples=200)
+    agg = A.aggregate_mpe(items, n_resamples=200)
     assert agg["conditions"]["implicit"]["yield"]["value"] is None
     d = agg["paired"]["yield"]["diff"]
     assert d["value"] is None and d["reported"] is False
     assert agg["paired"]["presence"]["diff"]["value"] == 0.0  # the others are still there
-    row = [line for line in M.format_mpe(agg).splitlines() if line.startswith("answering-window yield")]
+    row = [line for line in T.format_mpe(agg).splitlines() if line.startswith("answering-window yield")]
     assert row and row[0].rstrip().endswith("<30 eligible         -")
     many = [c for i in range(30) for c in (_counts("explicit", f"p{i}", 1, 1), _counts("implicit", f"p{i}", 1, i % 2))]
-    assert M.aggregate_mpe(many, n_resamples=200)["paired"]["yield"]["diff"]["value"] == pytest.approx(-0.5)
+    assert A.aggregate_mpe(many, n_resamples=200)["paired"]["yield"]["diff"]["value"] == pytest.approx(-0.5)
 
 
 def test_mcnemar_without_matched_pairs_is_no_test():
     assert stats.mcnemar_exact([], [])["p"] is None
     items = [_counts("explicit", "p0", 1, 1), _counts("implicit", "p0", 1, 1, seed=1)]  # seeds differ
-    agg = M.aggregate_mpe(items, n_resamples=100)
+    agg = A.aggregate_mpe(items, n_resamples=100)
     assert agg["paired"]["presence"]["mcnemar"]["n_pairs"] == 0 and agg["paired"]["presence"]["mcnemar"]["p"] is None
-    M.format_mpe(agg)  # prints without a p value
+    T.format_mpe(agg)  # prints without a p value
 
 
 def test_an_answer_running_to_the_yield_deadline_is_still_speaking():
@@ -496,5 +500,5 @@ def test_an_answer_running_to_the_yield_deadline_is_still_speaking():
 
 
 def test_rank_correlation_of_empty_runs_is_none():
-    empty = M.aggregate_mpe([], n_resamples=10)
-    assert M.rank_correlation([empty, empty]) is None
+    empty = A.aggregate_mpe([], n_resamples=10)
+    assert A.rank_correlation([empty, empty]) is None

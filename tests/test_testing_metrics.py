@@ -76,7 +76,7 @@ def test_an_mpe_scorer_that_misses_every_answer_fails(monkeypatch):
 
 
 def test_a_missing_score_fails(monkeypatch):
-    monkeypatch.setattr(fdb.FDBScorer, "score", lambda self, record: None)
+    monkeypatch.setattr(fdb.FDBScorer, "score_details", lambda self, record: (None, {}))
     with pytest.raises(AssertionError, match=r"silent on turn_taking-\d+ \(turn_taking\): info\['fdb'\] = None"):
         metric_check(sets=("turn_taking",), agents=("silent",))
 

@@ -40,7 +40,7 @@ def main(argv=None) -> int:
     summaries = [report.run_summary(r, n_resamples=args.resamples) for r in folders]
     print(report.format_runs(summaries))
     if args.mpe:
-        from ..score.mpe import format_mpe
+        from ..score.mpe_table import format_mpe
 
         for s in summaries:
             if s.get("mpe"):

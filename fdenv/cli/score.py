@@ -18,18 +18,13 @@ def rescore(folder: Path, profiles, asr: str, judge: str, min_speech_ms: int) ->
     from ..record import EpisodeRecord
     from ..runs import config_key, read_episodes, record_exists
     from ..score.fdb import FDBScorer
+    from ..score.mpe import MPEScorer, is_mpe_scene
 
     lines = read_episodes(folder)
     if not lines:
         raise SystemExit(f"fdenv-score: {folder} has no finished episodes (episodes.jsonl is empty or missing)")
     scorer = FDBScorer(profiles=tuple(profiles), asr=asr, judge=judge, min_speech_ms=min_speech_ms)
-    mpe = None
-    try:
-        from ..score.mpe import MPEScorer
-
-        mpe = MPEScorer(asr=asr, judge=judge, min_speech_ms=min_speech_ms)
-    except ImportError:
-        pass
+    mpe = MPEScorer(asr=asr, judge=judge, min_speech_ms=min_speech_ms)
     out = []
     for line in lines:
         if not record_exists(folder, line):  # scored without it; the runner redoes it on a rerun
@@ -38,9 +33,9 @@ def rescore(folder: Path, profiles, asr: str, judge: str, min_speech_ms: int) ->
             continue
         record = EpisodeRecord.load(folder / line["record"])
         new = {k: line[k] for k in ("scene_id", "kind", "pair_id", "condition", "seed", "privileged", "record") if k in line}
-        new["fdb"] = scorer.score(record)
-        new["segments"] = [list(x) for x in scorer.last_details.get("paper", {}).get("segments", [])]
-        if mpe is not None and record.scene.kind == "mpe":
+        new["fdb"], details = scorer.score_details(record)
+        new["segments"] = [list(x) for x in details.get("paper", {}).get("segments", [])]
+        if is_mpe_scene(record.scene):
             new["mpe"] = mpe.score(record)
         out.append(new)
     key = config_key({"fdb": scorer.config(), "min_speech_ms": min_speech_ms, "asr": asr, "judge": judge})

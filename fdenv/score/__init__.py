@@ -8,7 +8,9 @@ profiles), ``mpe`` (Duplex-MPE's measures), ``stats`` (bootstrap over scenes), `
 """
 
 from .fdb import FDBScorer, score_fdb_sample, score_record
-from .mpe import MPEScorer, aggregate_mpe, format_mpe
+from .mpe import MPEScorer
+from .mpe_aggregate import aggregate_mpe
+from .mpe_table import format_mpe
 from .summary import aggregate, format_table
 
 __all__ = ["FDBScorer", "MPEScorer", "aggregate", "aggregate_mpe", "format_mpe", "format_table", "score_fdb_sample",

@@ -17,10 +17,7 @@ profile dict has ``to``, ``latency_s``, ``stop_latency_s``, ``relevance``, ``fre
 
 Conventions of the ``paper`` profile (SPEC 6.1-6.4), made precise here:
 
-* Segment/window overlap is on closed intervals: ``seg_start <= win_end and seg_end >= win_start``.
-* A word belongs to a segment if their open intervals intersect (``w.start < seg_end and
-  w.end > seg_start``); a word without an end (or of zero length) belongs if its start lies in the
-  closed segment.
+* Segment/window overlap and a word's belonging to a segment: ``fdenv.score.segments``.
 * Backchannel: a segment shorter than 1 s with fewer than 2 words (SPEC 5.2).
 * Backchannel dimension: a backchannel counts for Freq and P when its onset lies in the window;
   its duration is the whole segment's. JSD is the Jensen-Shannon divergence in base 2 (0..1, the
@@ -38,7 +35,7 @@ from __future__ import annotations
 import json
 import functools
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
@@ -47,9 +44,9 @@ import numpy as np
 from ..windows import interruption_end, turn_taking_window
 from . import vad
 from .asr import Word, words_from_fdb
+from .segments import Segment, follow_on, overlaps, text_of, word_in, words_in
 from .sound import no_speech_warning
 
-Segment = tuple[float, float]
 
 DIMENSIONS = ("pause_handling", "backchannel", "turn_taking", "interruption")
 PROFILES = ("paper", "fdb_code")
@@ -76,31 +73,12 @@ def empty() -> dict:
     return {k: None for k in KEYS}
 
 
-# ============================================================================ word helpers
-
-
-def word_in(w: Word, seg: Segment) -> bool:
-    a, b = seg
-    if w.end is None or w.end <= w.start:
-        return a <= w.start <= b
-    return w.start < b and w.end > a
-
-
-def words_in(seg: Segment, words: Iterable[Word]) -> list[Word]:
-    return [w for w in words if word_in(w, seg)]
-
-
-def overlaps(seg: Segment, a: float, b: float) -> bool:
-    return seg[0] <= b and seg[1] >= a
+# ============================================================================ segments
 
 
 def is_backchannel(seg: Segment, words: Sequence[Word]) -> bool:
     """SPEC 5.2: a segment shorter than 1 s with fewer than 2 words."""
     return (seg[1] - seg[0]) < BC_MAX_S and len(words_in(seg, words)) <= BC_MAX_WORDS
-
-
-def text_of(words: Iterable[Word]) -> str:
-    return " ".join(w.text for w in words)
 
 
 # ============================================================================ paper profile
@@ -179,15 +157,7 @@ def paper_interruption(segments: Sequence[Segment], words: Sequence[Word], s: fl
 
 def response_span(segments: Sequence[Segment], first: Segment, gap_s: float = RESPONSE_GAP_S) -> list[Segment]:
     """``first`` and the segments that follow it with gaps under ``gap_s``."""
-    out = [first]
-    for g in sorted(segments):
-        if g[0] <= first[0]:
-            continue
-        if g[0] - out[-1][1] < gap_s:
-            out.append(g)
-        else:
-            break
-    return out
+    return follow_on(segments, first, gap_s)
 
 
 def kernel_histogram(centres: Sequence[float], t0: float, n_bins: int, sigma: float = KERNEL_SIGMA_S) -> np.ndarray:
@@ -423,14 +393,13 @@ class FDBScorer:
 
     ``asr``: a model (local directory or offline name such as ``"tiny.en"``) or a callable
     ``(audio16k, offset_s) -> [Word]``. ``judge``: a judge or a spec for ``judge.make_judge``.
-    After ``score``, ``last_details`` holds the segments and words each profile used.
+    ``score_details`` also returns the segments and words each profile used.
     """
 
     profiles: tuple[str, ...] = PROFILES
     asr: object = "tiny.en"
     judge: object = "offline"
     min_speech_ms: int = 250
-    last_details: dict = field(default_factory=dict, repr=False)
 
     def __post_init__(self):
         from .judge import make_judge
@@ -491,10 +460,14 @@ class FDBScorer:
     # ---- scoring ------------------------------------------------------------------
     def score(self, record) -> dict | None:
         """SPEC 9's per-episode dict, or ``None`` when the scene has no FDB dimension."""
+        return self.score_details(record)[0]
+
+    def score_details(self, record) -> tuple[dict | None, dict]:
+        """``(result, details)``: ``score``'s result and, per profile, the segments and words it used."""
         dim = dimension_of(record)
-        self.last_details = {}
+        details: dict = {}
         if dim is None:
-            return None
+            return None, details
         audio = record.assistant_16k()
         gold = gold_turns(record, dim)
         # A silent agent (the common case): no segments and no words to look for, so no scans.
@@ -502,19 +475,19 @@ class FDBScorer:
         # scene_id: aggregating info["fdb"] dicts groups episodes by scene (SPEC 7's bootstrap)
         result = {"dimension": dim, "scene_id": record.scene.id, "paper": None, "fdb_code": None}
         if "paper" in self.profiles:
-            result["paper"] = _clean(self._paper(record, audio, dim, gold, silent))
+            result["paper"] = _clean(self._paper(record, audio, dim, gold, silent, details))
         if "fdb_code" in self.profiles:
-            result["fdb_code"] = _clean(self._fdb_code(record, audio, dim, gold, silent))
+            result["fdb_code"] = _clean(self._fdb_code(record, audio, dim, gold, silent, details))
         if not silent:  # sound that the VAD does not call speech is scored as silence: say so
-            segs = (self.last_details.get("paper") or {}).get("segments")
+            segs = (details.get("paper") or {}).get("segments")
             if segs is None:
                 segs = vad.segments(audio, "paper", min_speech_ms=self.min_speech_ms)
             warning = no_speech_warning(audio, segs)
             if warning:
                 result["warnings"] = [warning]
-        return result
+        return result, details
 
-    def _paper(self, record, audio, dim, gold, silent: bool) -> dict:
+    def _paper(self, record, audio, dim, gold, silent: bool, details: dict) -> dict:
         segs = [] if silent else vad.segments(audio, "paper", min_speech_ms=self.min_speech_ms)
         spans = [s for s in segs if s[1] - s[0] < BC_MAX_S]  # only short segments need words
         if dim == "interruption":
@@ -532,7 +505,7 @@ class FDBScorer:
             if first is not None:
                 spans = spans + response_span(segs, first)
         words = self.words_for_spans(audio, spans)
-        self.last_details["paper"] = {"segments": segs, "words": words}
+        details["paper"] = {"segments": segs, "words": words}
         if dim == "pause_handling":
             t = gold["pause"]
             return paper_pause(segs, words, (t.start, t.end))
@@ -544,23 +517,23 @@ class FDBScorer:
         it, fin = gold["interrupt"], gold["final"]
         return paper_interruption(segs, words, it.start, it.end, self.judge, fin.text, it.text)
 
-    def _fdb_code(self, record, audio, dim, gold, silent: bool) -> dict:
+    def _fdb_code(self, record, audio, dim, gold, silent: bool, details: dict) -> dict:
         if dim == "interruption":
             it, fin = gold["interrupt"], gold["final"]
             words = [] if silent else self.interruption_words(audio, it.end)
-            self.last_details["fdb_code"] = {"words": words}
+            details["fdb_code"] = {"words": words}
             return fdb_code_interruption(words, it.end, self.judge, fin.text, it.text)
         if dim in ("pause_handling", "backchannel"):
             audio = crop(audio, gold["pause" if dim == "pause_handling" else "monologue"].end)
         words = [] if silent else self.words(audio)
         if dim == "pause_handling":
-            self.last_details["fdb_code"] = {"words": words}
+            details["fdb_code"] = {"words": words}
             return fdb_code_pause(words)
         if dim == "turn_taking":
-            self.last_details["fdb_code"] = {"words": words}
+            details["fdb_code"] = {"words": words}
             return fdb_code_turn_taking(words, gold["final"].end)
         segs = [] if silent else vad.segments(audio, "fdb_code")
-        self.last_details["fdb_code"] = {"segments": segs, "words": words}
+        details["fdb_code"] = {"segments": segs, "words": words}
         duration = len(audio) / RATE
         t = gold["monologue"]
         gt = fdb_ground_truth(record.scene.bc_distribution, t.trps, (t.start, t.end), duration)

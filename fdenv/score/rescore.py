@@ -47,25 +47,24 @@ def sweep_min_speech(source, values: Sequence[int] = SWEEP_MS, asr=None, judge=N
     (``run_scoring``), else ``"tiny.en"`` and ``"offline"``. Returns ``{"values": [...], "episodes": {ms: [info["mpe"], ...]},
     "summary": {ms: aggregate_mpe(...)}}`` (``summary`` only with ``aggregate``).
     """
-    from .mpe import MPEScorer, aggregate_mpe
+    from .mpe import MPEScorer, is_mpe_scene
+    from .mpe_aggregate import aggregate_mpe
 
     values = [int(v) for v in values]
     if isinstance(source, (str, Path)):
         folder = Path(source)
         lines = read_run(folder)
-        records = (load_for_scoring(folder / ln["record"]) for ln in lines if ln.get("kind", "mpe") == "mpe")
-        from_files = True
+        records = (load_for_scoring(folder / ln["record"]) for ln in lines if ln.get("kind", "mpe") == "mpe" or ln.get("mpe"))
         used = run_scoring(folder)
         asr, judge = asr or used["asr"], judge or used["judge"]
     else:
         records = iter(source)
-        from_files = None
     scorer = MPEScorer(asr=asr or "tiny.en", judge=judge or "offline")
     per_value: dict[int, list[dict]] = {v: [] for v in values}
     for record in records:
-        if record.scene.kind != "mpe":
+        if not is_mpe_scene(record.scene):
             continue
-        for v, result in scorer.score_many(record, values, saved=from_files).items():
+        for v, result in scorer.score_many(record, values).items():
             per_value[v].append(result)
     out: dict = {"values": values, "episodes": per_value}
     if aggregate:
