@@ -12,7 +12,16 @@ import numpy as np
 
 
 class Agent:
-    """Base class: silent unless a subclass says otherwise."""
+    """Base class: silent unless a subclass says otherwise.
+
+    Example (the runner feeds an agent; ``make_agent`` builds one by name):
+        >>> from fdenv.run import run_episode
+        >>> from fdenv.sim.env import RoomEnv
+        >>> from fdenv_agents import make_agent
+        >>> result = run_episode(RoomEnv(scene_set="turn_taking", split="test"), make_agent("talker"), seed=0)
+        >>> result.record.assistant_silent, result.record.privileged
+        (False, False)
+    """
 
     name = "agent"
     privileged = False

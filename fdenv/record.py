@@ -59,6 +59,23 @@ class PlayedTurn:
 
 @dataclass
 class EpisodeRecord:
+    """One episode as scoring sees it: the scene, the played timeline (turns and clips on
+    microphone 0's axis), the assistant track and the configuration that affects results.
+
+    Example:
+        >>> import tempfile, pathlib, numpy as np
+        >>> from fdenv.sim.env import RoomEnv
+        >>> env = RoomEnv(scene_set="turn_taking", split="test")
+        >>> obs, info = env.reset(seed=0)
+        >>> while "record" not in info:
+        ...     obs, reward, terminated, truncated, info = env.step(np.zeros(1280, np.float32))
+        >>> record = info["record"]
+        >>> stem = record.save(pathlib.Path(tempfile.mkdtemp()) / "ep")
+        >>> back = EpisodeRecord.load(stem)
+        >>> back.turns == record.turns, np.array_equal(back.assistant_16k(), record.assistant_16k())
+        (True, True)
+    """
+
     scene: Scene
     sample_rate: int
     frame_samples: int
@@ -78,9 +95,6 @@ class EpisodeRecord:
     @property
     def duration(self) -> float:
         return self.n_frames * self.frame_samples / self.sample_rate
-
-    def turns_with(self, *labels: str) -> list[PlayedTurn]:
-        return [t for t in self.turns if t.label in labels]
 
     def assistant_16k(self) -> np.ndarray:
         """The assistant track as scoring sees it: 16 kHz, on the 16-bit grid of the saved FLAC,

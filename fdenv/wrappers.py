@@ -82,6 +82,16 @@ class FDBScore(_ScoreOnFinalStep, gym.utils.RecordConstructorArgs):
         asr: a local CTranslate2 Whisper directory or an offline model name (default ``"tiny.en"``).
         judge: ``"offline"`` (default), ``"anthropic"``, ``"anthropic:<model>"``, a dict, or a judge.
         min_speech_ms: Silero's minimum speech duration for the ``paper`` profile (default 250).
+
+    Example:
+        >>> import gymnasium as gym, numpy as np, fdenv
+        >>> env = FDBScore(gym.make("fdenv/TurnTaking-v0", split="test"), profiles="paper")
+        >>> obs, info = env.reset(seed=0)
+        >>> terminated = False
+        >>> while not terminated:  # a silent assistant never takes the turn
+        ...     obs, reward, terminated, truncated, info = env.step(np.zeros(1280, np.float32))
+        >>> info["fdb"]["dimension"], info["fdb"]["paper"]["to"], info["fdb"]["paper"]["latency_s"]
+        ('turn_taking', 0, None)
     """
 
     info_key = "fdb"
@@ -109,6 +119,17 @@ class MPEScore(_ScoreOnFinalStep, gym.utils.RecordConstructorArgs):
         asr: a local CTranslate2 Whisper directory or an offline model name (default ``"tiny.en"``).
         judge: ``"offline"`` (default), ``"anthropic"``, ``"anthropic:<model>"``, a dict, or a judge.
         min_speech_ms: Silero's minimum speech duration (``paper`` profile, default 250).
+
+    Example:
+        >>> import gymnasium as gym, numpy as np, fdenv
+        >>> env = MPEScore(gym.make("fdenv/MultiParty-v0", split="test"))
+        >>> obs, info = env.reset(seed=0)
+        >>> terminated = False
+        >>> while not terminated:  # a silent assistant: no answer, every silence kept
+        ...     obs, reward, terminated, truncated, info = env.step(np.zeros(1280, np.float32))
+        >>> mpe = info["mpe"]
+        >>> mpe["requests"], mpe["presence"], mpe["silence_preserved"] == mpe["silence_windows"] > 0
+        (1, 0, True)
     """
 
     info_key = "mpe"

@@ -394,6 +394,17 @@ class FDBScorer:
     ``asr``: a model (local directory or offline name such as ``"tiny.en"``) or a callable
     ``(audio16k, offset_s) -> [Word]``. ``judge``: a judge or a spec for ``judge.make_judge``.
     ``score_details`` also returns the segments and words each profile used.
+
+    Example:
+        >>> import numpy as np
+        >>> from fdenv.sim.env import RoomEnv
+        >>> env = RoomEnv(scene_set="pause", split="test")
+        >>> obs, info = env.reset(seed=0)
+        >>> while "record" not in info:  # a silent assistant
+        ...     obs, reward, terminated, truncated, info = env.step(np.zeros(1280, np.float32))
+        >>> result, details = FDBScorer(profiles="paper").score_details(info["record"])
+        >>> result["dimension"], result["paper"]["to"], details["paper"]["segments"]
+        ('pause_handling', 0, [])
     """
 
     profiles: tuple[str, ...] = PROFILES

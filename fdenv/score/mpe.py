@@ -80,6 +80,17 @@ class MPEScorer:
     ``asr``: a local CTranslate2 Whisper directory, an offline name (``"tiny.en"``), or a callable
     ``(audio16k, offset_s) -> [Word]``. ``judge``: a judge or a spec for ``judge.make_judge``.
     ``score_details`` also returns the segments and words used (for the run log).
+
+    Example:
+        >>> import numpy as np
+        >>> from fdenv.sim.env import RoomEnv
+        >>> env = RoomEnv(scene_set="mpe", split="test")
+        >>> obs, info = env.reset(seed=0)
+        >>> while "record" not in info:  # a silent assistant
+        ...     obs, reward, terminated, truncated, info = env.step(np.zeros(1280, np.float32))
+        >>> counts = MPEScorer().score(info["record"])
+        >>> counts["requests"], counts["presence"], counts["fresh_onset"]
+        (1, 0, 0)
     """
 
     asr: object = "tiny.en"

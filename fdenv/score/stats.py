@@ -170,14 +170,6 @@ def bootstrap_quantile(values: Sequence[float | None], groups: Sequence[Hashable
     return Estimate(float(np.percentile(vals, 100 * q)), lo, hi, int(vals.size), g)
 
 
-def quantiles(values: Sequence[float | None]) -> dict:
-    """Point mean, median and p90 of the values that are not ``None``."""
-    v = np.array([float(x) for x in values if x is not None], dtype=float)
-    if v.size == 0:
-        return {"mean": None, "median": None, "p90": None, "n": 0}
-    return {"mean": float(v.mean()), "median": float(np.median(v)), "p90": float(np.percentile(v, 90)), "n": int(v.size)}
-
-
 # ------------------------------------------------------------------------------ many metrics at once
 
 
@@ -293,10 +285,6 @@ def bootstrap_ratio_diffs(metrics_a: Mapping[str, tuple[Sequence[float], Sequenc
         lo, hi = _interval(np.concatenate(boots[k]), level)
         out[k] = Estimate(float(nb.sum() / db.sum() - na.sum() / da.sum()), lo, hi, n_obs, len(common))
     return out
-
-
-def interval_width(e: Estimate) -> float | None:
-    return None if e.lo is None or e.hi is None else e.hi - e.lo
 
 
 # ------------------------------------------------------------------------------ paired tests, ranks

@@ -86,6 +86,20 @@ class RoomEnv(gym.Env):
     ``behaviour``: ``"natural"`` (default: human timings drawn per seed, scene and event, with
     overlaps) or ``"paper"`` (SPEC 3's exact constants and the scripts' gaps); docs/behaviour.md.
 
+    ## Example
+
+        >>> import gymnasium as gym, numpy as np, fdenv
+        >>> env = gym.make("fdenv/TurnTaking-v0", split="test")
+        >>> obs, info = env.reset(seed=0)
+        >>> obs.shape, obs.dtype, info["labels"]["expect"]
+        ((1, 1280), dtype('float32'), 'free')
+        >>> terminated = False
+        >>> while not terminated:  # a silent assistant
+        ...     obs, reward, terminated, truncated, info = env.step(np.zeros(1280, np.float32))
+        >>> record = info["record"]
+        >>> [t.label for t in record.turns][-1], record.assistant_silent
+        ('final', True)
+
     ## Version History
 
     * v0: initial release.

@@ -212,7 +212,3 @@ def _single_thread_in_workers() -> None:
 
     if multiprocessing.parent_process() is not None and torch.get_num_threads() != 1:
         torch.set_num_threads(1)
-
-
-def frames_for(seconds: float, frame_s: float = 0.08) -> int:
-    return max(1, int(math.ceil(seconds / frame_s - 1e-9)))

@@ -93,10 +93,6 @@ class Term:
     def __call__(self, labels: dict, act: Activity) -> float:  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def config(self) -> dict:
-        return {k: v for k, v in vars(self).items() if not k.startswith("_")}
-
-
 class _OverlapPenalty:
     """Charges a penalty once per window that a take-over run overlaps (a run overlaps a window
     when it is active in one of the window's frames)."""
@@ -284,9 +280,6 @@ class _RewardWrapper(gym.Wrapper):
         info = dict(info)
         info["reward_terms"] = {**info.get("reward_terms", {}), **values}
         return obs, reward, terminated, truncated, info
-
-    def reward_config(self) -> dict:
-        return {name: {"weight": w, **term.config()} for name, (w, term) in self.terms.items()}
 
 
 def _single(term_cls):

@@ -60,11 +60,6 @@ def _check_name(name: str) -> None:
         raise ValueError(f"unknown scene set {name!r}; generated sets are {list(SET_NAMES)}")
 
 
-def default_n(name: str) -> int:
-    _check_name(name)
-    return GENERATORS[name].DEFAULT_N
-
-
 def generate_set(name: str, n: int | None = None, seed: int = DEFAULT_SEED) -> GeneratedSet:
     """Build set ``name``: ``n`` scenes (``mpe``: ``n`` pairs, 2n scenes), validated."""
     _check_name(name)
