@@ -20,7 +20,7 @@ def test_an_episode_plays_alone_exactly_as_the_env_plays_it():
     env = RoomEnv(scene=SC)
     obs, info = env.reset(seed=3)
     ep = Episode.live(SC, Renderer(sample_rate=16000), None, SchedulerConfig(), 16000, 1280, 1, env.episode.seed,
-                      {"config": {}, "versions": {}})
+                      {"config": {}, "versions": {}}, behaviour=env.behaviour)
     obs2, labels = ep.start()
     assert np.array_equal(obs, obs2) and labels == info["labels"]
     answer = tone(3.2).reshape(-1, 1280)  # an answer from frame 40 on (40 frames), so the humans react

@@ -110,7 +110,7 @@ def test_scored_turns_are_played_whole_and_the_asker_nods_during_a_long_answer()
         if any(x["label"] == "bc" for x in lab["turns"]):
             assert lab["expect"] == "respond"  # a nod during the answer is not a cue to yield
             assert lab["turn"]["label"] != "bc"
-    rendered = env.unwrapped._clips_audio
+    rendered = env.unwrapped.episode.clips_audio
     for i, turn in enumerate(sc.turns):
         clips = [c for c in rec.clips if c.turn_id == turn.id]
         assert [round((c.end - c.start) * SR) for c in clips] == [len(a) for a in rendered[i]]
