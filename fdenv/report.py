@@ -224,10 +224,16 @@ def format_runs(summaries: list[dict]) -> str:
         for dim, entry in s["fdb"].get("dimensions", {}).items():
             metrics = entry.get("paper", {})
             cells = [f"{label} {_cell(metrics.get(key))}" for key, label in HEADLINE.get(dim, [])]
+            cov = metrics.get("relevance_coverage")
+            if cov and cov.get("eligible"):
+                cells.append(_coverage(cov["answered"], cov["eligible"], cov.get("missing")))
             rows.append((name, dim, str(entry["n"]), "   ".join(cells) + flag))
         if s.get("mpe"):
             both = s["mpe"]["conditions"].get("all", {})
             cells = [f"{label} {_cell(both.get(key))}" for key, label in MPE_HEADLINE]
+            cov = s["mpe"].get("coverage", {}).get("all") or next(iter(s["mpe"].get("coverage", {}).values()), None)
+            if cov and cov["accuracy"]["of"]:
+                cells.append(_coverage(cov["accuracy"]["judged"], cov["accuracy"]["of"], cov.get("missing")))
             rows.append((name, "multi-party", str(s["mpe"]["n_episodes"]), "   ".join(cells) + flag))
     widths = [max(len(r[i]) for r in rows) for i in range(3)]
     out = []
@@ -240,6 +246,12 @@ def format_runs(summaries: list[dict]) -> str:
     if any(s.get("warned") for s in summaries):
         out.append(WARNING_NOTE)
     return "\n".join(out)
+
+
+def _coverage(judged: int, of: int, missing: dict | None) -> str:
+    """How many verdicts the judge gave, and why the others are missing (SPEC 8)."""
+    why = "; ".join(f"{n} x {reason}" for reason, n in sorted((missing or {}).items()))
+    return f"judged {judged}/{of}" + (f" (missing: {why})" if why else "")
 
 
 def print_runs(folders: list[str | Path]) -> None:

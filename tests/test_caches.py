@@ -167,3 +167,27 @@ def test_secret_fields_anywhere_in_a_config_are_refused():
     check_tree({"agent": {"api_key_env": "OPENAI_API_KEY", "max_tokens": 64}})
     with pytest.raises(ConfigError, match=r"scoring\.extra\[0\]\.secret"):
         check_tree({"scoring": {"extra": [{"secret": "x"}]}})
+
+
+def test_missing_verdicts_say_why_in_results_and_the_report_table(tmp_path):
+    from fdenv.report import format_runs, run_summary
+    from fdenv.run import read_episodes, run
+    from fdenv.scene import load_set
+    from fdenv_agents import OracleAgent
+
+    class Unreachable(J.OfflineJudge):  # what the Claude judge does with no network: a missing verdict
+        name = "anthropic:unreachable"
+
+        def relevance(self, response, interrupt, context=""):
+            self.asked += 1
+            self.last_failure = "gave up after 5 attempts: APIConnectionError"
+            return None
+
+    scenes = load_set("interruption", "test")[:1]
+    folder = run(OracleAgent(), scenes=scenes, out=tmp_path, progress=False,
+                 scoring={"judge": Unreachable(), "asr": None})
+    results = [ln["fdb"][p] for ln in read_episodes(folder) for p in ("paper", "fdb_code")]
+    judged = [r for r in results if r.get("judge")]
+    assert judged and all(r["relevance"] is None and "APIConnectionError" in r["judge_failure"] for r in judged)
+    table = format_runs([run_summary(folder)])
+    assert "judged 0/" in table and "APIConnectionError" in table

@@ -200,3 +200,13 @@ def test_room_and_set_errors_are_config_errors(kwargs, match):
     with pytest.raises(ConfigError, match=match) as e:
         RoomEnv(**kwargs)
     assert len(str(e.value)) < 700
+
+
+def test_validate_names_unknown_voices(tmp_path, capsys):
+    from fdenv.cli.scenes import main as scenes_cli
+
+    p = tmp_path / "v.yaml"
+    p.write_text("id: v\nkind: turn_taking\nspeakers: [{name: Ann, voice: robot9}]\n"
+                 "turns: [{speaker: Ann, text: hello there, label: final}]\n")
+    assert scenes_cli(["validate", str(p)]) == 1
+    assert "speakers[0].voice: unknown voice 'robot9'" in capsys.readouterr().out

@@ -94,6 +94,13 @@ def _scene_files(paths: list[str]) -> tuple[list[Path], list[str]]:
     return files, missing
 
 
+def known_voices() -> set[str]:
+    """Every voice of every TTS back end (their lists need no model)."""
+    from ..render.registry import BACKENDS, get_backend
+
+    return {v for name in BACKENDS for v in get_backend(name).voices()}
+
+
 def _validate(args) -> int:
     import yaml
 
@@ -116,6 +123,11 @@ def _validate(args) -> int:
             print(f"{f}: id: duplicate scene id {scene.id!r} (also in {ids[scene.id]})")
             bad += 1
         ids[scene.id] = f
+        pinned = [(f"speakers[{i}].voice", s.voice) for i, s in enumerate(scene.speakers)] + [("duty_voice", scene.duty_voice)]
+        for field, voice in pinned:
+            if voice is not None and voice not in known_voices():
+                print(f"{f}: {field}: unknown voice {voice!r}; no TTS back end has it (valid: {', '.join(sorted(known_voices()))})")
+                bad += 1
     # a folder with a manifest: every listed scene has its file, and every file is listed
     for p in args.paths:
         for man in ([Path(p) / "manifest.yaml"] + sorted(Path(p).glob("*/manifest.yaml"))) if Path(p).is_dir() else []:
