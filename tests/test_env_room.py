@@ -208,3 +208,35 @@ def test_the_car_cabin_never_clips():
     assert result.info["mic_clipped_samples"] == 0
     assert env.unwrapped.episode.mic_gain < 1.0  # headroom was needed (the talkers sit close)
     assert np.abs(result.record.mic0).max() <= 0.9 + 1e-6
+
+
+def test_without_a_room_a_mix_over_full_scale_is_still_clipped_and_counted():
+    """The full-scale check runs only where a mix may go over 1 (noted when mixed) or there is
+    echo: such frames still come out clipped and counted; the others are untouched."""
+    env = RoomEnv(scene_set="turn_taking", split="test")
+    env.reset(seed=0)
+    N = env.frame_samples
+    env.episode._mix(3 * N, np.full((1, N // 2), 1.5, np.float32))  # frame 3, first half: over full scale
+    quiet = np.zeros(N, np.float32)
+    obs = [env.step(quiet)[0] for _ in range(4)]
+    assert obs[2].max() == 1.0 and np.count_nonzero(obs[2] == 1.0) >= N // 2
+    assert np.abs(obs[1]).max() < 1.0
+    while True:
+        _, _, term, _, info = env.step(quiet)
+        if term:
+            break
+    assert info["mic_clipped_samples"] >= N // 2
+
+
+def test_in_a_room_clipping_is_checked_where_echo_or_a_loud_mix_can_cause_it():
+    room = {"preset": "office", "mics": "circular4", "echo_gain": 3.0}
+    env = RoomEnv(scene_set="turn_taking", split="test", room=room)
+    env.reset(seed=0)
+    N = env.frame_samples
+    env.episode._mix(3 * N, np.full((env.n_mics, N // 2), 1.5, np.float32))
+    quiet = np.zeros(N, np.float32)
+    obs = [env.step(quiet)[0] for _ in range(4)]
+    assert obs[2].max() == 1.0 and np.abs(obs[1]).max() < 1.0
+    loud = np.ones(N, np.float32)  # a full-scale action, echoed at 3x: it clips at the microphones
+    peaks = [np.abs(env.step(loud)[0]).max() for _ in range(3)]
+    assert max(peaks) == 1.0

@@ -79,12 +79,15 @@ class EchoPath:
         y = self._next(frame)
         return self._zeros.copy() if y is None else np.ascontiguousarray(y, dtype=np.float32)
 
-    def add_to(self, frame: np.ndarray, out: np.ndarray) -> None:
+    def add_to(self, frame: np.ndarray, out: np.ndarray) -> bool:
         """``push``, adding the echo into ``out`` ``(n_mics, N)`` in place (nothing to add while
-        the echo is silent): the env's step, without a copy or a pass over zeros."""
+        the echo is silent): the env's step, without a copy or a pass over zeros. Returns whether
+        anything was added."""
         y = self._next(frame)
-        if y is not None:
-            out += y
+        if y is None:
+            return False
+        out += y
+        return True
 
     def _next(self, frame: np.ndarray) -> np.ndarray | None:
         """The echo during the frame ``frame`` plays (a view), or None when it is all zero."""

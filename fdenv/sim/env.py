@@ -14,7 +14,7 @@ from ..errors import ActionError, EnvStateError, OptionsError, short, suggest
 from ..scene.schema import Scene
 from . import options as opts
 from .behaviour import DEFAULT_PROFILE
-from .episode import Episode
+from .episode import Episode, abs_peak
 
 FRAME_S = 0.08
 
@@ -205,7 +205,7 @@ class RoomEnv(gym.Env):
         # Checked in the caller's precision, before the float32 track sees it: 1e39 is a finite
         # float64 (clipped and counted), and 1 + 1e-8 is over 1 though float32 rounds it to 1.
         n = 0
-        if not max(a.max(), -a.min()) <= 1.0:  # also catches NaN
+        if not abs_peak(a) <= 1.0:  # also catches NaN
             if not np.isfinite(a).all():
                 raise ActionError("action: contains NaN or inf; expected finite samples in [-1, 1]")
             n = int(np.count_nonzero(np.abs(a) > 1.0))
