@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import os
 import pickle
-import time
 
 import numpy as np
 import pytest
@@ -386,18 +385,15 @@ def test_bernoulli_interval_over_2000_scenes():
     assert ep.n_groups == 1000 and ep.lo <= 0.3 <= ep.hi
 
 
-def test_bootstrap_10000_resamples_of_2000_scenes_is_fast():
+def test_bootstrap_ratios_of_many_metrics_match_one_at_a_time():
+    # The cost (10,000 resamples x 2,000 scenes) is measured by benchmarks/bench_stats.py.
     rng = np.random.default_rng(1)
     n = 2000
     metrics = {k: ((rng.random(n) < p).astype(float), np.ones(n)) for k, p in (("a", 0.3), ("b", 0.6), ("c", 0.9))}
     groups = [f"p{i // 2}" for i in range(n)]
-    stats.bootstrap_ratio(metrics["a"][0], metrics["a"][1], list(range(n)), n_resamples=200)  # warm up
-    t = time.perf_counter()
     one = stats.bootstrap_ratio(metrics["a"][0], metrics["a"][1], list(range(n)))
-    assert time.perf_counter() - t < 2.0 and one.n_groups == 2000
-    t = time.perf_counter()
+    assert one.n_groups == 2000
     many = stats.bootstrap_ratios(metrics, groups)
-    assert time.perf_counter() - t < 2.0
     alone = stats.bootstrap_ratio(metrics["b"][0], metrics["b"][1], groups)
     assert (many["b"].value, many["b"].lo, many["b"].hi) == (alone.value, alone.lo, alone.hi)
 
