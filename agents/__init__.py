@@ -4,6 +4,7 @@ avoids the OpenAI Agents SDK's top-level ``agents`` package)."""
 from .base import Agent, TrackPlayer
 from .cascade import CascadeAgent
 from .imported import ImportedAgent
+from .keyword import KeywordAgent
 from .moshi import MoshiAgent
 from .oracle import OracleAgent
 from .policy import PolicyAgent
@@ -14,17 +15,17 @@ from .silent import SilentAgent
 from .talker import TalkerAgent
 
 AGENTS = {"silent": SilentAgent, "talker": TalkerAgent, "oracle": OracleAgent, "scripted": ScriptedAgent,
-          "random": RandomAgent, "cascade": CascadeAgent, "moshi": MoshiAgent, "realtime": RealtimeAgent,
+          "random": RandomAgent, "cascade": CascadeAgent, "keyword": KeywordAgent, "moshi": MoshiAgent, "realtime": RealtimeAgent,
           "policy": PolicyAgent, "python": ImportedAgent}  # python: your own class (agent.target=MODULE:CLASS)
 
 
 def make_agent(name: str, **kwargs) -> Agent:
     """An agent by name (``silent``, ``talker``, ``oracle``, ``scripted``, ``random``, ``cascade``,
-    ``moshi``, ``realtime``, ``policy``, ``python`` with ``target="module:Class"``)."""
+    ``keyword``, ``moshi``, ``realtime``, ``policy``, ``python`` with ``target="module:Class"``)."""
     if name not in AGENTS:
         raise ValueError(f"unknown agent {name!r}; valid agents: {sorted(AGENTS)}")
     return AGENTS[name](**kwargs)
 
 
-__all__ = ["Agent", "TrackPlayer", "CascadeAgent", "ImportedAgent", "MoshiAgent", "OracleAgent", "PolicyAgent", "RandomAgent", "RealtimeAgent",
+__all__ = ["Agent", "TrackPlayer", "CascadeAgent", "KeywordAgent", "ImportedAgent", "MoshiAgent", "OracleAgent", "PolicyAgent", "RandomAgent", "RealtimeAgent",
            "RemoteAgentError", "ScriptedAgent", "SilentAgent", "TalkerAgent", "AGENTS", "make_agent"]

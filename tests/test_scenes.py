@@ -154,12 +154,15 @@ def test_mpe_scene_shape(shipped):
         assert 4 <= sum(lab in SILENCE_LABELS for lab in labels) <= 8
         assert {"N1", "N2", "N3"} <= set(labels)
         ti = labels.index("T")
-        assert labels.count("T") == 1 and 3 <= ti <= len(labels) - 1
+        assert labels.count("T") == 1 and 4 <= ti <= len(labels) - 1
         assert labels[1:ti].count("ctx") >= 2, "facts come before the request"
+        assert any(t.label == "N1" for t in s.turns[1:ti]), "someone says the assistant will be asked"
         n4 += "N4Q" in labels
         for i, t in enumerate(s.turns):
             if t.label == "N2":
-                assert t.addressee and t.addressee != s.assistant_name and t.addressee in t.text
+                assert t.addressee and t.addressee != s.assistant_name
+                # named, or an unnamed question to a human about what that human said just before
+                assert t.addressee in t.text or (t.addressee in humans and s.turns[i - 1].speaker == t.addressee)
             if t.label == "N1":
                 assert s.assistant_name in t.text and t.addressee is None
             if t.label == "N4Q":

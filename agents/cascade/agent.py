@@ -322,7 +322,7 @@ class CascadeAgent(Agent):
             self.history.append({"role": "user", "text": text, "duty": True})
             return
         self.history.append({"role": "user", "text": text})
-        if self.addressee_gate and not name_heard(text, self.assistant_name):
+        if not self.addressed(text):
             st["not_addressed"] += 1
             heard["reason"] = "not addressed"
             return
@@ -337,6 +337,11 @@ class CascadeAgent(Agent):
         st["responses"] += 1
         heard["answered"] = True
         heard["reply"] = reply
+
+    def addressed(self, text: str) -> bool:
+        """Whether a heard turn is for the assistant: with the addressee gate, when its name is
+        heard; else always (subclasses put their own rule here)."""
+        return not self.addressee_gate or name_heard(text, self.assistant_name)
 
     def _is_duty(self, text: str) -> bool:
         if not self.duty:

@@ -42,7 +42,9 @@ def check_config(cfg) -> None:
         options.scene_set(s, "scene.sets")
     options.split(cfg.scene.split, "scene.split")
     options.room(_room(cfg))  # the room, checked as the env checks it
-    if "path" in cfg.scene:  # scene=fdb: a Full-Duplex-Bench task folder, replayed
+    if _set_folder(cfg) is not None:  # scene.path=scenes/v1/mpe: a set folder of scene files
+        pass
+    elif "path" in cfg.scene and not cfg.scene.sets:  # scene=fdb: a Full-Duplex-Bench task folder, replayed
         if cfg.scene.path is None:
             raise ConfigError("scene=fdb needs scene.path=PATH: a downloaded Full-Duplex-Bench task folder")
         if not Path(str(cfg.scene.path)).is_dir():
@@ -67,6 +69,14 @@ def check_config(cfg) -> None:
             resolve_model(str(cfg.scoring.asr))
         except ASRUnavailable as e:
             raise ConfigError(f"scoring.asr: {e}") from None
+
+
+def _set_folder(cfg):
+    """``scene.path`` when it is a scene-set folder (one with a manifest, e.g. ``scenes/v1/mpe``)."""
+    path = cfg.scene.get("path")
+    if path is not None and (Path(str(path)) / "manifest.yaml").is_file():
+        return Path(str(path)).resolve()
+    return None
 
 
 def _room(cfg):
@@ -115,11 +125,19 @@ def run_job(cfg) -> list[Path]:
     common = dict(seeds=list(cfg.seeds), out=cfg.out, limit=cfg.scene.limit, progress=cfg.progress, room=_room(cfg),
                   tts=cfg.tts.backend, sample_rate=cfg.sample_rate, scoring=_scoring(cfg),
                   behaviour=cfg.get("behaviour", "natural"))
-    if cfg.scene.get("path") is not None:
+    sets = list(cfg.scene.sets)
+    folder = _set_folder(cfg)
+    if folder is not None:  # the set at that path (an older version of a shipped set) replaces scene.sets
+        from ..scene import load_set
+
+        folders.append(run(agent, scenes=load_set(folder.name, cfg.scene.split, root=folder.parent), split=cfg.scene.split,
+                           **common))
+        sets = []
+    elif cfg.scene.get("path") is not None:
         path = Path(str(cfg.scene.path)).resolve()
         # a replay plays the recording as it is: no microphone model on top
         folders.append(run(agent, scenes=[f"fdb:{path}"], split=cfg.scene.split, **{**common, "room": None}))
-    for scene_set in cfg.scene.sets:
+    for scene_set in sets:
         folders.append(run(agent, scene_set=scene_set, split=cfg.scene.split, **common))
     for folder in folders:
         for record in load_records(folder, limit=cfg.timelines):

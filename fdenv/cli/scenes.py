@@ -119,10 +119,12 @@ def _validate(args) -> int:
             print(e)
             bad += 1
             continue
-        if scene.id in ids:
-            print(f"{f}: id: duplicate scene id {scene.id!r} (also in {ids[scene.id]})")
+        # ids are unique per collection of sets (scenes/, scenes/v1/): each version keeps its ids
+        key = (f.parent.parent.resolve(), scene.id) if (f.parent / "manifest.yaml").is_file() else scene.id
+        if key in ids:
+            print(f"{f}: id: duplicate scene id {scene.id!r} (also in {ids[key]})")
             bad += 1
-        ids[scene.id] = f
+        ids[key] = f
         pinned = [(f"speakers[{i}].voice", s.voice) for i, s in enumerate(scene.speakers)] + [("duty_voice", scene.duty_voice)]
         for field, voice in pinned:
             if voice is not None and voice not in known_voices():

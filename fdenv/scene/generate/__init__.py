@@ -7,12 +7,19 @@
 
 Sets: ``pause``, ``backchannel``, ``turn_taking``, ``interruption`` (Full-Duplex-Bench's four
 dimensions, one scene per item) and ``mpe`` (Duplex-MPE multi-party scenes, ``n`` counts
-explicit/implicit pairs). Splits are fixed at about 70/15/15 (train/val/test), by scene, or by pair
-for ``mpe`` so that both members of a pair share a split.
+explicit/implicit pairs). Splits are fixed at about 70/15/15 (train/val/test) by scene, or 4/1/1
+by pair for ``mpe`` so that both members of a pair share a split.
+
+No scored sentence repeats within a set (``variety.py``): scene ``i`` is drawn again (attempt 1,
+2, ...) while one of its scored sentences was already used by scenes ``0..i-1``, so no sentence
+repeats within a split and val/test share none with train; nor while another of its sentences
+already occurs ``share_cap`` times in its split, so none takes more than 2 % of a turn type. Scene ``i`` therefore depends on
+(set, seed, i) and the scenes before it: a larger ``n`` still keeps the scenes a smaller one had.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -20,6 +27,9 @@ from ..load import scene_from_dict
 from ..schema import LABELS, SILENCE_LABELS, markers
 from . import backchannel, interruption, mpe, pause, turn_taking
 from ._common import assign_splits, dump_yaml, flow_map, scene_rng
+from .variety import SCORED_LABELS, sentences, share_cap
+
+MAX_ATTEMPTS = 400  # draws of one scene before a generator is declared out of variety
 
 GENERATORS = {
     "pause": pause,
@@ -67,13 +77,37 @@ def generate_set(name: str, n: int | None = None, seed: int = DEFAULT_SEED) -> G
     n = gen.DEFAULT_N if n is None else int(n)
     if n < 1:
         raise ValueError(f"n must be at least 1, got {n}")
-    split_of_item = assign_splits(n)
+    shares = getattr(gen, "SPLIT_SHARES", None) or assign_splits.__defaults__[0]
+    split_of_item = assign_splits(n, shares)
     scenes: list[dict] = []
     splits: dict[str, str] = {}
+    used: set[str] = set()
+    counts: dict = {}  # (split, sentence) -> occurrences of an unscored sentence
+    # caps from the default size, so that a set's first scenes do not depend on n
+    default_splits = assign_splits(gen.DEFAULT_N, shares)
+    caps = {sp: share_cap(default_splits.count(sp)) for sp, _ in shares}
     for i in range(n):
-        rng = scene_rng(name, gen.VERSION, seed, i)
         sid = f"{name}-{i + 1:04d}"
-        made = gen.make_pair(i, rng, sid, seed=seed) if name == "mpe" else [gen.make(i, rng, sid, seed=seed)]
+        sp = split_of_item[i]
+        blockers: Counter = Counter()
+        for attempt in range(MAX_ATTEMPTS):
+            rng = scene_rng(name, gen.VERSION, seed, i if attempt == 0 else f"{i}.{attempt}")
+            made = gen.make_pair(i, rng, sid, seed=seed, used=used) if name == "mpe" else [gen.make(i, rng, sid, seed=seed)]
+            said = sentences(made)
+            scored = [x for lab, x in said if lab in SCORED_LABELS]
+            other = [x for lab, x in said if lab not in SCORED_LABELS]
+            blocked = [x for x in scored if x in used or scored.count(x) > 1] + \
+                [x for x in other if counts.get((sp, x), 0) + other.count(x) > caps[sp]]
+            if not blocked:
+                break
+            blockers.update(blocked)
+        else:
+            top = ", ".join(repr(x) for x, _ in blockers.most_common(3))
+            raise RuntimeError(f"generator {name}: scene #{i} repeats a sentence in {MAX_ATTEMPTS} draws (most often {top}); "
+                               f"its pools are too small for n={n}")
+        used.update(scored)
+        for x in other:
+            counts[(sp, x)] = counts.get((sp, x), 0) + 1
         for d in made:
             scene_from_dict(d, source=f"generator {name} #{i}")  # a generator bug fails here, loudly
             scenes.append(d)

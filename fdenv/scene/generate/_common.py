@@ -189,13 +189,15 @@ def dump_yaml(data) -> str:
 
 def make_turn(tid: str, speaker: str, label: str, text: str, *, gap: float | None = None,
               addressee: str | None = None, gold_answer: str | None = None,
-              resolves: str | None = None) -> dict:
+              resolves: str | None = None, gold_facts: list[str] | None = None) -> dict:
     t = {"id": tid, "speaker": speaker, "label": label}
     if addressee is not None:
         t["addressee"] = addressee
     t["text"] = text
     if gold_answer is not None:
         t["gold_answer"] = gold_answer
+    if gold_facts:
+        t["gold_facts"] = flow(gold_facts)
     if resolves is not None:
         t["resolves"] = resolves
     if gap is not None and gap != 0.3:

@@ -16,7 +16,7 @@ from ._common import (
 
 KIND = "backchannel"
 VERSION = 1
-DEFAULT_N = 100
+DEFAULT_N = 200
 TRP_RANGE = (4, 8)
 WORD_RANGE = (60, 110)
 

@@ -7,13 +7,13 @@ from __future__ import annotations
 import random
 
 from ._common import (
-    ASSISTANT_NAMES, CITIES, DAYS, NAMES, PLACES, RELATIVES, block_choice, cap, chance, gap, make_scene,
+    ASSISTANT_NAMES, CITIES, DAYS, MONTHS, NAMES, PLACES, RELATIVES, block_choice, cap, chance, gap, make_scene,
     make_turn, num_word, pick,
 )
 
 KIND = "interruption"
-VERSION = 1
-DEFAULT_N = 100
+VERSION = 2
+DEFAULT_N = 200
 
 MEAT_DISHES = (("spaghetti bolognese", "beef", "lentils"), ("chicken curry", "chicken", "chickpeas"),
                ("beef tacos", "beef", "black beans"), ("lasagne", "minced beef", "spinach and ricotta"),
@@ -31,10 +31,13 @@ LANGS = (("Spanish", "buenos días", "gracias"), ("French", "bonjour", "merci"),
 HOBBIES = ("gardening", "cooking", "photography", "hiking", "board games", "music", "reading", "cycling")
 CURRENCIES = ("dollars", "euros", "pounds")
 WAITS = ("Wait, actually,", "Sorry,", "Hang on,", "Oh, hold on,", "No, wait,", "Actually, sorry,")
-PARTNER_LINES = ("Just ask, it's quicker than searching.", "Go on, ask it.", "Don't look at me, I have no idea.",
-                 "Ask it, I want to hear this too.", "You could just ask, you know.")
-OPENERS = ("Okay, I need your help with something.", "Hi, are you there?", "Right, let's get this sorted.",
-           "Can you help me for a minute?", "Good morning.", "Okay, I've got a big one for you.")
+# Partner lines and openers: two parts each, so no one line dominates a split.
+PARTNER_LINES = tuple(f"{a} {b}" for a in ("Just ask,", "Go on,", "Don't look at me,", "Ask it,", "You could just ask,", "Honestly,")
+                      for b in ("it's quicker than searching.", "I have no idea.", "I want to hear this too.", "you know.",
+                                "I've been wondering the same.", "it knows this stuff."))
+OPENERS = tuple(f"{a} {b}" for a in ("Okay,", "Hi,", "Right,", "Morning,", "Hey there,", "So,")
+                for b in ("I need your help with something.", "are you there?", "let's get this sorted.", "can you help me for a minute?",
+                          "I've got a big one for you.", "I need a hand with something.", "have you got a minute?"))
 
 
 def _w(rng):
@@ -46,7 +49,8 @@ def _w(rng):
 def f_vegetarian(rng):
     dish, meat, sub = pick(rng, MEAT_DISHES)
     who = pick(rng, RELATIVES)
-    return (pick(rng, (f"{cap(who)} is coming over for dinner tonight.", "We've got guests tonight.")),
+    return (pick(rng, (f"{cap(who)} is coming over for dinner tonight.", "We've got guests tonight.", "Friends are coming round later.",
+                       f"I'm cooking for {who} on {pick(rng, DAYS)}.")),
             f"Can you give me a recipe for {dish}? Walk me through it step by step, I've got about an hour.",
             f"{_w(rng)} make it vegetarian, {who} doesn't eat meat.",
             f"A vegetarian {dish}, using {sub} instead of the {meat}.")
@@ -63,62 +67,65 @@ def f_one_day(rng):
 
 def f_simple(rng):
     long, short = pick(rng, TOPICS)
-    return (pick(rng, ("My nephew asked me something today.", "I was reading about this earlier.", None)),
-            f"Can you explain how {long}? I've always wondered, go into the details.",
-            f"{_w(rng)} can you explain it like I'm five? Keep it really simple.",
+    return (pick(rng, ("My nephew asked me something today.", "I was reading about this earlier.", None,
+                       f"{cap(pick(rng, RELATIVES))} and I were arguing about this.", "There was a programme about it on the radio.")),
+            f"Can you explain how {long}? {cap(pick(rng, RELATIVES))} asked me and I want to go into the details.",
+            f"{_w(rng)} can you explain it like I'm {num_word(rng.randint(5, 9))}? Keep it really simple.",
             f"A very simple, child-friendly explanation of how {short}.")
 
 
 def f_free(rng):
     city = pick(rng, CITIES)
     return (f"We're in {city} this weekend.",
-            f"What are some good things to do in {city}? Give me a few options with the details.",
-            f"{_w(rng)} only free things, please, we're on a tight budget.",
+            f"What are some good things to do in {city} with {pick(rng, RELATIVES)}? Give me a few options with the details.",
+            f"{_w(rng)} only free things, please, we're on a tight budget until {pick(rng, DAYS)}.",
             f"A few free things to do in {city}, such as parks, walks or free museums.")
 
 
 def f_polite(rng):
-    thing = pick(rng, THINGS)
-    return (f"The {thing} has been broken for two weeks now.",
-            f"Help me write an email to my landlord about the broken {thing}. Say it's been two weeks.",
-            f"{_w(rng)} make it more polite, I don't want to sound angry.",
+    thing, weeks, name = pick(rng, THINGS), rng.randint(2, 6), pick(rng, NAMES)
+    return (f"The {thing} has been broken for {num_word(weeks)} weeks now.",
+            f"Help me write an email to my landlord, {name}, about the broken {thing}. Say it's been {num_word(weeks)} weeks.",
+            f"{_w(rng)} make it more polite, {name} is actually really nice.",
             f"A polite email to the landlord asking for the {thing} to be repaired.")
 
 
 def f_story(rng):
-    animal = pick(rng, ANIMALS)
+    animal, name = pick(rng, ANIMALS), pick(rng, NAMES)
     if chance(rng, 0.5):
-        return ("My daughter can't sleep.",
-                f"Tell me a bedtime story about a {animal} who wants to learn to fly.",
-                f"{_w(rng)} can it be a dragon instead of a {animal}?",
-                "A bedtime story about a dragon who wants to learn to fly.")
-    return ("The kids are in bed.",
-            f"Tell me a long bedtime story about a {animal} who goes on an adventure.",
-            f"{_w(rng)} keep it really short, she's almost asleep.",
+        return (pick(rng, ("My daughter can't sleep.", "The little one is still awake.", f"{name}'s sister can't sleep.")),
+                f"Tell me a bedtime story about a {animal} called {name} who wants to learn to fly.",
+                f"{_w(rng)} can {name} be a dragon instead of a {animal}?",
+                f"A bedtime story about a dragon called {name} who wants to learn to fly.")
+    return (pick(rng, ("The kids are in bed.", "She's in her pyjamas already.", "Bedtime, finally.")),
+            f"Tell me a long bedtime story about a {animal} called {name} who goes on an adventure.",
+            f"{_w(rng)} keep the story about {name} really short, she's almost asleep.",
             f"A very short bedtime story about a {animal} on an adventure.")
 
 
 def f_home_workout(rng):
     goal = pick(rng, ("get stronger", "lose a bit of weight", "have more energy", "fix my posture"))
+    days, mins = rng.randint(3, 6), pick(rng, (20, 30, 40, 45, 60))
     return (None,
-            f"Can you give me a workout plan for the whole week? I want to {goal}.",
-            f"{_w(rng)} I meant something I can do at home, without any equipment.",
+            f"Can you give me a workout plan for {num_word(days)} days a week? I want to {goal} before {pick(rng, MONTHS)}.",
+            f"{_w(rng)} I meant something I can do at home in {num_word(mins)} minutes, without any equipment.",
             "A weekly workout plan with no equipment, like push-ups, squats and planks.")
 
 
 def f_walking(rng):
-    place = pick(rng, PLACES)
-    return ("I've just arrived at the station.",
-            f"How do I get to {place} from here? Tell me the whole way.",
-            f"{_w(rng)} I'm walking, not driving.",
-            f"Walking directions from the station to {place}.")
+    place, start = rng.sample(PLACES, 2)
+    return (f"I've just arrived at {start}.",
+            f"How do I get to {place} from {start}? Tell me the whole way.",
+            f"{_w(rng)} I'm walking to {place}, not driving.",
+            f"Walking directions from {start} to {place}.")
 
 
 def f_family_film(rng):
     mood, adj = pick(rng, (("really exciting", "exciting"), ("a bit scary", "mildly scary"), ("full of action", "action-packed")))
-    return ("It's movie night.",
-            f"Recommend a few films for tonight, something {mood}, and tell me what they're about.",
-            f"{_w(rng)} the kids are watching too, so it has to be family friendly.",
+    day, kids = pick(rng, DAYS), rng.randint(2, 5)
+    return (f"It's movie night on {day}.",
+            f"Recommend a few films for {day} night with {pick(rng, RELATIVES)}, something {mood}, and tell me what they're about.",
+            f"{_w(rng)} the {num_word(kids)} kids are watching too, so it has to be family friendly.",
             f"A few {adj} films that are suitable for children.")
 
 
@@ -133,24 +140,27 @@ def f_times(rng):
 
 def f_people(rng):
     dish, n = pick(rng, DISHES), rng.randint(5, 12)
-    return ("I'm doing the shopping this afternoon.",
-            f"Can you list everything I need to buy to make {dish} for two people?",
+    return (pick(rng, ("I'm doing the shopping this afternoon.", "I'm off to the supermarket in a bit.",
+                       f"I'm writing the shopping list for {pick(rng, DAYS)}.", "The fridge is empty.")),
+            f"Can you list everything I need to buy to make {dish} for two people on {pick(rng, DAYS)}?",
             f"{_w(rng)} make that for {num_word(n)} people, not two.",
             f"A shopping list for {dish} with quantities for {n} people.")
 
 
 def f_translate(rng):
     (l1, _, _), (l2, gm, ty) = rng.sample(LANGS, 2)
-    return (pick(rng, ("I'm travelling next week.", "We have exchange students staying with us.")),
-            f"How do I say good morning and thank you in {l1}? And how do I pronounce them?",
+    return (pick(rng, ("I'm travelling next week.", "We have exchange students staying with us.", f"I'm flying to {pick(rng, CITIES)} soon.",
+                       "My new neighbours have just moved here.", f"{cap(pick(rng, RELATIVES))} is visiting from abroad.")),
+            f"How do I say good morning and thank you in {l1}? I'm meeting {pick(rng, NAMES)} on {pick(rng, DAYS)}.",
             f"Oh wait, I meant {l2}, not {l1}.",
             f"In {l2}, good morning is '{gm}' and thank you is '{ty}'.")
 
 
 def f_ski(rng):
-    return ("We leave on Saturday.",
-            "What should I pack for a week at the beach? Make me a full list.",
-            f"{_w(rng)} it's a ski trip, not the beach.",
+    days, city, day = rng.randint(3, 12), pick(rng, CITIES), pick(rng, DAYS)
+    return (f"We leave on {day}.",
+            f"What should I pack for {num_word(days)} days at the beach near {city}? Make me a full list.",
+            f"{_w(rng)} it's a ski trip from {city}, not the beach.",
             "A packing list for a week of skiing, with warm clothes, gloves, goggles and ski gear.")
 
 
@@ -164,24 +174,28 @@ def f_budget_gift(rng):
 
 def f_savings(rng):
     x, cur = 100 * rng.randint(15, 50), pick(rng, CURRENCIES)
-    return ("I'm trying to get my money sorted out.",
+    pct, goal = pick(rng, (10, 20, 25, 30, 40, 50)), pick(rng, ("savings", "rent", "holidays", "a new car", "the kids"))
+    return (pick(rng, ("I'm trying to get my money sorted out.", "I just got paid.", "My bank app is a mess.",
+                       "I've started a new job.")),
             f"I earn {x} {cur} a month. Can you work out a full monthly budget for me?",
-            f"{_w(rng)} just tell me how much twenty percent of that is, for savings.",
-            f"Twenty percent of {x} is {x // 5} {cur}.")
+            f"{_w(rng)} just tell me how much {num_word(pct)} percent of that is, for {goal}.",
+            f"{cap(num_word(pct))} percent of {x} is {x * pct // 100} {cur}.")
 
 
 def f_interview(rng):
     job = pick(rng, ("a nurse", "a teacher", "a software developer", "a shop manager", "a chef"))
+    place, hour = pick(rng, PLACES), rng.randint(8, 11)
     return (f"I have an interview for a job as {job}.",
-            "What are the best ways to prepare for a job interview? Give me everything you've got.",
-            f"{_w(rng)} it's tomorrow morning, so just the single most important thing.",
+            f"What are the best ways to prepare for a job interview as {job} at {place}? Give me everything you've got.",
+            f"{_w(rng)} it's tomorrow at {num_word(hour)}, so just the single most important thing.",
             "The one most important tip for an interview tomorrow, such as researching the employer.")
 
 
 def f_upbeat(rng):
-    return ("We're having people over on Saturday.",
-            "Make me a playlist for a dinner party, something calm with a nice atmosphere.",
-            f"{_w(rng)} make it upbeat, we're going to dance after dinner.",
+    day, n, rel = pick(rng, DAYS), rng.randint(6, 14), pick(rng, RELATIVES)
+    return (f"We're having people over on {day}.",
+            f"Make me a playlist for a dinner party for {num_word(n)} people, something calm with a nice atmosphere.",
+            f"{_w(rng)} make it upbeat, {rel} wants to dance after dinner.",
             "An upbeat, danceable playlist for a party.")
 
 

@@ -43,8 +43,9 @@ from ._common import (
 )
 
 KIND = "mpe"
-VERSION = 2
-DEFAULT_N = 200  # pairs
+VERSION = 3
+DEFAULT_N = 600  # pairs
+SPLIT_SHARES = (("train", 4 / 6), ("val", 1 / 6), ("test", 1 / 6))
 TURNS_RANGE = (8, 14)
 SILENCE_RANGE = (4, 8)
 FACTS_RANGE = (2, 4)
@@ -246,9 +247,12 @@ class Task:
     the gold answer, the activity (attribute label and the noun phrase the opening line uses) and
     the settings it fits."""
 
-    def __init__(self, facts, cores, gold, activity, phrase, settings):
+    def __init__(self, facts, cores, gold, activity, phrase, settings, asks=(), key=(), vps=()):
         self.facts, self.cores, self.gold = facts, cores, gold
         self.activity, self.phrase, self.settings = activity, phrase, settings
+        # the device request (T's implicit wording; "{P}" is a human other than the speaker), the
+        # gold answer's key facts (score/facts.py), and what someone says the assistant will do
+        self.asks, self.key, self.vps = asks, key, vps
 
 
 def _others(humans, *exclude):
@@ -275,6 +279,12 @@ def clock_words(minutes: int, gold: bool = False) -> str:
     if m == 45:
         return f"quarter to {h12(h + 1)}"
     raise ValueError(f"{minutes} is not on the 15-minute grid")
+
+
+def _hm(minutes: int) -> str:
+    """A clock time for gold facts: "21:30"."""
+    h, m = divmod(minutes % (24 * 60), 60)
+    return f"{h}:{m:02d}"
 
 
 def _ord(n: int) -> str:
@@ -306,7 +316,7 @@ def t_total(rng, humans, nf, register):
     while sum(p for _, _, p in items) < 10:  # a total said plainly: ten or more
         items = rng.sample(SHOPS[setting], nf)
     cur = pick(rng, CURRENCIES)
-    facts, total, said = [], 0, []
+    facts, total, said, qtys = [], 0, [], []
     one = rng.sample(("I'll take the {item}, that's {p}.", "Put me down for a {item}. It says {p}.",
                       "And one {item} for me, {p}.", "I just want a {item}, {p}."), 4)
     many = rng.sample(("I want {q} {items}, they're {p} each.", "Get {q} {items} for me, at {p} each.",
@@ -315,6 +325,7 @@ def t_total(rng, humans, nf, register):
         sp = pick(rng, humans)
         qty = pick(rng, (1, 1, 2, 3)) if price <= 9 else 1
         total += qty * price
+        qtys.append(qty)
         slots = {"item": item, "items": plural_, "q": num_word(qty), "p": f"{say_num(price)} {cur}"}
         pool = one if qty == 1 else many
         pool.append(pool.pop(0))  # each wording once before any repeats
@@ -330,7 +341,15 @@ def t_total(rng, humans, nf, register):
                    f"what would the whole order come to, including the {last}?"),
     }
     gold = f"The total comes to {total} {cur}. The total is {total} {cur}."
-    return Task(facts, cores, gold, SHOP_ACTIVITY[setting][0], SHOP_ACTIVITY[setting][1], (setting,))
+    asks = (f"Add up the {first}, the {last} and everything else and send the total to {{P}}.",
+            f"Put the total for the {first}, the {last} and the rest on {{P}}'s card.",
+            f"Text {{P}} what the {first} and the rest come to.",
+            f"Work out the bill for the {first} and the other things and pay it from the shared account.",
+            f"Read out the total for the whole order, from the {first} to the {last}.")
+    prices = sorted({p for _, _, p in items} | {q * p for (_, _, p), q in zip(items, qtys)})
+    key = [f"{total} {cur}"] + [f"given {p} {cur}" for p in prices if p != total]
+    vps = (f"add up the {first} and the rest", "do the sums for this order", f"total it all, {last} included")
+    return Task(facts, cores, gold, SHOP_ACTIVITY[setting][0], SHOP_ACTIVITY[setting][1], (setting,), asks, key, vps)
 
 
 def t_split(rng, humans, nf, register):
@@ -350,7 +369,10 @@ def t_split(rng, humans, nf, register):
     s = rng.sample(humans, n)
     place = pick(rng, ("the bill came to", "the food came to", "dinner came to", "the meal was"))
     facts = [(s[0], f"Okay, {place} {food} {cur}."),
-             (s[1], f"Let's leave a tip of {say_num(tip)} {cur} on top, the service was great.")]
+             (s[1], pick(rng, (f"Let's leave a tip of {say_num(tip)} {cur} on top, the service was great.",
+                               f"Add {say_num(tip)} {cur} for the tip.", f"And a {say_num(tip)} {cur} tip, {pick(rng, humans)} insists.",
+                               f"We should tip {say_num(tip)} {cur}, they were lovely.",
+                               f"Put {say_num(tip)} {cur} on top for the waiter.")))]
     if birthday:
         facts.append((pick(rng, _others(humans, birthday)), f"And {birthday} isn't paying anything tonight, it's a birthday dinner."))
     if drinks:
@@ -363,7 +385,14 @@ def t_split(rng, humans, nf, register):
         "formal": (f"could you work out what each of us owes, {extra}?", f"what would each person's share be, {extra}?"),
     }
     gold = f"Each person pays {each} {cur}. That is {each} {cur} each."
-    return Task(facts, cores, gold, "splitting the bill", "the bill", ("restaurant table", "dining room", "café"))
+    asks = (f"Send {{P}} a message with what each of us owes, {extra}.",
+            f"Split it between us {extra} and post the amount per person in the group chat.",
+            f"Text everyone their share, {extra}.",
+            f"Put the amount per person in {{P}}'s payment app, {extra}.",
+            f"Work out the share per head {extra} and send it to {{P}}.")
+    key = [f"{each} {cur}"] + [f"given {v} {cur}" for v in sorted({food, tip, drinks, total}) if v and v != each]
+    vps = ("split the bill for us", f"work out the shares {extra}", "do the maths on this bill")
+    return Task(facts, cores, gold, "splitting the bill", "the bill", ("restaurant table", "dining room", "café"), asks, key, vps)
 
 
 def t_end_time(rng, humans, nf, register):
@@ -372,16 +401,21 @@ def t_end_time(rng, humans, nf, register):
     what = pick(rng, ("film", "play", "concert", "match", "show"))
     s = rng.sample(humans, len(humans))
     facts = [(s[0], f"The {what} starts at {clock_words(start)}."),
-             (s[1], f"And it's {_minutes(length)} long, I checked.")]
+             (s[1], pick(rng, (f"And it's {_minutes(length)} long, I checked.", f"It runs for {_minutes(length)}.",
+                               f"{pick(rng, humans)} says it lasts {_minutes(length)}.", f"The ticket says {_minutes(length)}.",
+                               f"It's {_minutes(length)}, without the adverts.")))]
     extra = 0
     if nf >= 3:
         ads = 15
         extra += ads
-        facts.append((s[2], "Don't forget there's about fifteen minutes of adverts before it actually begins."))
+        facts.append((s[2], pick(rng, (f"Don't forget there's about fifteen minutes of adverts before the {what} actually begins.",
+                                      "There are fifteen minutes of adverts first, there always are.",
+                                      f"Add fifteen minutes of adverts before the {what}, {pick(rng, humans)} says."))))
     if nf >= 4:
         brk = 15
         extra += brk
-        facts.append((s[0], "Plus a fifteen minute break in the middle."))
+        facts.append((s[0], pick(rng, ("Plus a fifteen minute break in the middle.", f"And the {what} has a fifteen minute break.",
+                                      "There's an interval too, fifteen minutes."))))
     day = pick(rng, DAYS)
     cores = {
         "casual": (f"so what time is {day}'s {what} over?", f"when do we get out of the {what} on {day}, then?",
@@ -391,7 +425,14 @@ def t_end_time(rng, humans, nf, register):
     }
     end = clock_words(start + length + extra, gold=True)
     gold = f"It ends at {end}. The {what} starts at {clock_words(start, gold=True)} and ends at {end}."
-    return Task(facts, cores, gold, f"going to a {what}", f"the {what} plans", ("living room", "café", "hotel lobby", "car"))
+    fin = start + length + extra
+    asks = (f"Set a reminder for when {day}'s {what} ends.", f"Put {day}'s {what} in the calendar with its end time.",
+            f"Text {{P}} what time the {what} on {day} finishes so we get picked up.",
+            f"Book a taxi for when the {what} ends on {day}.", f"Send {{P}} the end time of the {what} on {day}.")
+    key = [_hm(fin), f"given {_hm(start)}"]
+    vps = (f"work out when the {what} ends", f"sort out a reminder for the end of the {what}", "book the taxi home")
+    return Task(facts, cores, gold, f"going to a {what}", f"the {what} plans", ("living room", "café", "hotel lobby", "car"),
+                asks, key, vps)
 
 
 def _minutes(m: int) -> str:
@@ -427,7 +468,13 @@ def t_who_has(rng, humans, nf, register):
     }
     h = holders[ask]
     gold = f"{cap(h)} has the {ask}. The {ask} is with {h}."
-    return Task(facts, cores, gold, "getting ready to leave", "the packing", ("hallway", "car", "hotel lobby", "kitchen"))
+    asks = (f"Note down who has the {ask} and send it to {{P}}.", f"Remind {{P}} on the phone who has the {ask}.",
+            f"Add a note to the packing list saying who has the {ask}.", f"Message {{P}} who's got the {ask}.",
+            f"Put who has the {ask} in the shared notes.")
+    key = [h] + [f"not {o}" for o in sorted(set(holders.values())) if o != h]
+    vps = ("keep track of who has what", f"note down where the {ask} went", "make a list of who took what")
+    return Task(facts, cores, gold, "getting ready to leave", "the packing", ("hallway", "car", "hotel lobby", "kitchen"),
+                asks, key, vps)
 
 
 FILMS = ("The Long Summer", "Paper Moon", "Blue Water", "Winter King", "The Quiet Street", "The Glass Garden",
@@ -468,6 +515,10 @@ def t_choice(rng, humans, nf, register):
         }
         gold = f"The table is booked at {chosen} for {day} evening."
         activity, phrase = "choosing a restaurant", "dinner plans"
+        asks = (f"Book a table at the place we picked for {day} at {num_word(hour)}.",
+                f"Reserve a table where we just decided, {day} at {num_word(hour)}, and tell {{P}}.",
+                f"Get us a table at that place for {day} at {num_word(hour)}.")
+        vps = ("book it once we decide", f"make the booking for {day}", "reserve a table for us")
     elif kind == "film":
         other = opts[1] if chosen == opts[0] else opts[0]
         cores = {
@@ -477,6 +528,9 @@ def t_choice(rng, humans, nf, register):
         }
         gold = f"The film is {chosen}. I am playing {chosen} for you."
         activity, phrase = "choosing a film", "tonight's film"
+        asks = (f"Put on the film we agreed on, not {other}.", f"Play the one we picked instead of {other}.",
+                f"Start the film we chose over {other} and dim the lights.")
+        vps = ("put the film on", "start whichever film we pick", "play it on the big screen")
     else:
         cores = {
             "casual": (f"stick the trip we just chose in the calendar for {day}.", f"put our weekend trip in the calendar, {day}."),
@@ -485,11 +539,21 @@ def t_choice(rng, humans, nf, register):
         }
         gold = f"The trip to {chosen} is in the calendar for {day}. {chosen}, on {day}."
         activity, phrase = "planning a weekend away", "the long weekend"
-    return Task(facts, cores, gold, activity, phrase, ("living room", "kitchen", "office break room", "balcony"))
+        asks = (f"Put the trip we just chose in the calendar for {day}.", f"Add the trip we picked to {{P}}'s calendar for {day}.",
+                f"Look up trains for the trip we chose, leaving {day}.")
+        vps = ("put the trip in the calendar", f"look up trains for {day}", "sort out the bookings")
+    key = [chosen] + [f"not {o}" for o in opts if o != chosen]
+    return Task(facts, cores, gold, activity, phrase, ("living room", "kitchen", "office break room", "balcony"), asks, key, vps)
 
 
 GUEST_GROUPS = (  # (announcement, people, cancellation)
+    ("{X}'s whole book club is coming, that's four of them.", 4, "One of {X}'s book club has a cold, so three."),
+    ("Three of {X}'s colleagues are coming.", 3, "One of {X}'s colleagues has to work late, so two of them."),
+    ("My aunt and uncle from the coast are coming.", 2, "My uncle has to stay home, so only my aunt."),
+    ("Two of my old school friends will come.", 2, "One of my school friends cancelled."),
     ("My parents are coming, so that's two.", 2, "Actually, my dad just texted, he can't come after all."),
+    ("Both of my grandparents are coming.", 2, "Grandad isn't feeling well, so only Grandma is coming."),
+    ("{X}'s two flatmates said yes.", 2, "One of {X}'s flatmates can't make it now."),
     ("{X}'s bringing the three kids.", 3, "Oh, {X} says one of the kids is sick, so only two of them now."),
     ("The neighbours both said yes.", 2, "One of the neighbours just cancelled, so only one of them is coming."),
     ("Four people from work are coming.", 4, "One of the people from work dropped out, so it's three of them now."),
@@ -523,7 +587,14 @@ def t_guests(rng, humans, nf, register):
         "formal": (f"could you tell us how many guests to expect at the {event} on {day}?", f"how many guests should we plan for at {day}'s {event}?"),
     }
     gold = f"The total comes to {total} guests. The total is {total} guests."
-    return Task(facts, cores, gold, f"planning a {event}", f"the {event} guest list", ("living room", "garden", "kitchen", "dining room"))
+    asks = (f"Update the guest list for {day}'s {event} with the number coming.",
+            f"Text {{P}} how many guests to expect at the {event}.", f"Set the head count for the {event} on {day} in the booking.",
+            f"Order chairs for everyone coming to {day}'s {event}, not counting us.",
+            f"Send the caterer the number of guests for the {event} on {day}.")
+    key = [f"{total} guests"]
+    vps = ("count up the guests", f"sort out the numbers for the {event}", "keep the guest list")
+    return Task(facts, cores, gold, f"planning a {event}", f"the {event} guest list", ("living room", "garden", "kitchen", "dining room"),
+                asks, key, vps)
 
 
 def t_budget(rng, humans, nf, register):
@@ -545,7 +616,13 @@ def t_budget(rng, humans, nf, register):
         "formal": (f"could you tell us what remains of the budget for {city}?", f"what would remain of our {city} budget after the {spent}?"),
     }
     gold = f"You have {left} {cur} left. {left} {cur} are left over."
-    return Task(facts, cores, gold, f"planning a trip to {city}", "the trip budget", ("kitchen", "living room", "café", "balcony"))
+    asks = (f"Work out what's left of the {city} budget after the {spent} and note it down.",
+            f"Send {{P}} what remains of our {city} budget.", f"Update the {city} spreadsheet with what's left after the {spent}.",
+            f"Put what's left for {city} into the savings app.", f"Text {{P}} how much of the {city} money is left.")
+    key = [f"{left} {cur}", f"given {budget} {cur}"] + [f"given {v} {cur}" for _, v, _ in costs[: nf - 1]]
+    vps = ("keep track of the budget", f"do the {city} budget", "work out the money side")
+    return Task(facts, cores, gold, f"planning a trip to {city}", "the trip budget", ("kitchen", "living room", "café", "balcony"),
+                asks, key, vps)
 
 
 def t_leave(rng, humans, nf, register):
@@ -553,14 +630,20 @@ def t_leave(rng, humans, nf, register):
     walk = pick(rng, (15, 30, 45))
     s = rng.sample(humans, len(humans))
     facts = [(s[0], f"The train leaves at {clock_words(dep)}."),
-             (s[1], f"It's a {num_word(walk)} minute walk to the station.")]
+             (s[1], pick(rng, (f"It's a {num_word(walk)} minute walk to the station.", f"We need {num_word(walk)} minutes to walk there.",
+                               f"The station is {num_word(walk)} minutes on foot.", f"{pick(rng, humans)} says it's {num_word(walk)} minutes to the station.",
+                               f"Walking, it takes us {num_word(walk)} minutes.", f"Give it {num_word(walk)} minutes to get to the platform.")))]
     back = walk
     if nf >= 3:
         back += 15
-        facts.append((s[2], "And I want to be there fifteen minutes early to buy the tickets."))
+        facts.append((s[2], pick(rng, ("And I want to be there fifteen minutes early to buy the tickets.",
+                                      "We should be at the station fifteen minutes early for the tickets.",
+                                      f"{pick(rng, humans)} still needs a ticket, so fifteen minutes early, please."))))
     if nf >= 4:
         back += 15
-        facts.append((s[0], "We also need to stop at the cash machine, that's another fifteen minutes."))
+        facts.append((s[0], pick(rng, ("We also need to stop at the cash machine, that's another fifteen minutes.",
+                                      "And the cash machine on the way adds fifteen minutes.",
+                                      "Don't forget the stop at the bank, fifteen more minutes."))))
     train = f"the {clock_words(dep)} train"
     cores = {
         "casual": (f"so what time do we have to leave the house for {train}?", f"when do we need to head out for {train}, then?",
@@ -569,7 +652,12 @@ def t_leave(rng, humans, nf, register):
         "formal": (f"could you tell us when we ought to leave for {train}?", f"at what time should we set off for {train}?"),
     }
     gold = f"You need to leave at {clock_words(dep - back, gold=True)}. The train leaves at {clock_words(dep, gold=True)}."
-    return Task(facts, cores, gold, "catching a train", "getting to the train", ("hallway", "kitchen", "hotel lobby"))
+    asks = (f"Set an alarm for when we need to leave for {train}.", f"Remind {{P}} when we have to leave the house for {train}.",
+            f"Put the time we have to leave for {train} in the calendar.",
+            f"Text {{P}} the time we have to be out of the door for {train}.", f"Set a reminder to set off for {train}.")
+    key = [_hm(dep - back), f"given {_hm(dep)}"]
+    vps = ("set an alarm for us", "work out when we leave", "remind us when it's time to go")
+    return Task(facts, cores, gold, "catching a train", "getting to the train", ("hallway", "kitchen", "hotel lobby"), asks, key, vps)
 
 
 def t_pizza(rng, humans, nf, register):
@@ -583,11 +671,19 @@ def t_pizza(rng, humans, nf, register):
     if nf == 2:
         facts.append((s[0], f"The pizzas have eight slices each, and there'll be {say_num(people)} people."))
     else:
-        facts.append((s[0], "Each pizza is cut into eight slices."))
+        facts.append((s[0], pick(rng, ("Each pizza is cut into eight slices.", "Their pizzas come in eight slices.",
+                                      f"The {pick(rng, ('large', 'family', 'big', 'house'))} pizzas there have eight slices."))))
         facts.append((s[1], f"We'll be {say_num(people)} people, counting us."))
-    facts.append((s[2 % len(humans)], f"Everyone eats about {num_word(per)} slices, I'd say."))
+    facts.append((s[2 % len(humans)], pick(rng, (f"Everyone eats about {num_word(per)} slices, I'd say.",
+                                                  f"Count {num_word(per)} slices a person.",
+                                                  f"People usually have {num_word(per)} slices each.",
+                                                  f"{pick(rng, humans)} reckons {num_word(per)} slices per person.",
+                                                  f"Let's say {num_word(per)} slices for everyone."))))
     if spare:
-        facts.append((s[0], f"And I want {num_word(spare)} slices left over for lunch tomorrow."))
+        facts.append((s[0], pick(rng, (f"And I want {num_word(spare)} slices left over for lunch tomorrow.",
+                                      f"Keep {num_word(spare)} extra slices for {pick(rng, humans)}'s lunch.",
+                                      f"Plus {num_word(spare)} spare slices, just in case.",
+                                      f"We need {num_word(spare)} more slices for the neighbours."))))
     need = people * per + spare
     pizzas = -(-need // slices)
     event = pick(rng, ("party", "film night", "game night", "birthday", "housewarming", "match"))
@@ -600,7 +696,14 @@ def t_pizza(rng, humans, nf, register):
                    f"how many pizzas would we need for {day}'s {event}?"),
     }
     gold = f"Order {pizzas} pizzas. You need {pizzas} pizzas for {people} people."
-    return Task(facts, cores, gold, "ordering pizza for a party", "the pizza order", ("living room", "dorm room", "kitchen"))
+    asks = (f"Order the pizzas for {day}'s {event}, as many as we need.", f"Put enough pizzas for the {event} in the delivery app.",
+            f"Order the right number of pizzas for the {event} on {day} and tell {{P}}.",
+            f"Send {{P}} how many pizzas we need for {day}.", f"Add the pizzas for the {event} to {{P}}'s order.")
+    key = [f"{pizzas} pizzas", f"given {slices} slices", f"given {people} people", f"given {per} slices"] + (
+        [f"given {spare} slices"] if spare else [])
+    vps = ("order the pizzas", "work out the pizza order", "sort out the food order")
+    return Task(facts, cores, gold, "ordering pizza for a party", "the pizza order", ("living room", "dorm room", "kitchen"),
+                asks, key, vps)
 
 
 def t_invite(rng, humans, nf, register):
@@ -610,11 +713,17 @@ def t_invite(rng, humans, nf, register):
     event = pick(rng, ("party", "wedding", "reunion", "celebration"))
     s = rng.sample(humans, len(humans))
     facts = [(s[0], f"The {event} is on the {_ord_words(day)} of {month}."),
-             (s[1], "The invitations should go out two weeks before.")]
+             (s[1], pick(rng, (f"The invitations should go out two weeks before the {event}.", "Invitations go out two weeks ahead, as usual.",
+                               f"{pick(rng, humans)} says two weeks' notice for the invitations.",
+                               f"Send the {event} invitations two weeks before, I think.", "Two weeks before is normal for invitations.")))]
     if nf >= 3:
-        facts.append((s[2], "Let's make it three weeks before, people are busy these days."))
+        facts.append((s[2], pick(rng, ("Let's make it three weeks before, people are busy these days.",
+                                      f"No, three weeks before the {event}, people book up early.",
+                                      "Better make that three weeks, everyone's so busy."))))
     if nf >= 4:
-        facts.append((s[0], "And the cake needs to be ordered ten days ahead, but that's my job."))
+        facts.append((s[0], pick(rng, ("And the cake needs to be ordered ten days ahead, but that's my job.",
+                                      f"The cake is ten days ahead, {pick(rng, humans)} will handle it.",
+                                      "I'll order the cake ten days before, don't worry about that."))))
     cores = {
         "casual": (f"so what date do the {month} {event} invitations go out?", f"when do we send the invitations for the {event} in {month}, then?"),
         "neutral": (f"which day should the invitations for the {month} {event} go out?", f"on what date do we send the {event} invitations for {month}?"),
@@ -623,7 +732,15 @@ def t_invite(rng, humans, nf, register):
     }
     send = f"the {_ord(day - 7 * weeks)} of {month}"
     gold = f"You need to send them on {send}. The date is {send}."
-    return Task(facts, cores, gold, f"planning a {event}", f"the {event} invitations", ("kitchen", "garden", "dining room"))
+    asks = (f"Set a reminder for the day the {month} {event} invitations go out.",
+            f"Put the date for sending the {event} invitations in {{P}}'s calendar.",
+            f"Schedule the {month} {event} invitations to go out on the right day.",
+            f"Add the invitation date for the {event} in {month} to the calendar.",
+            f"Tell {{P}}'s phone when the {event} invitations have to go out.")
+    key = [send, f"given the {_ord(day)} of {month}"]
+    vps = ("set a reminder for the invitations", "put the dates in the calendar", "keep track of the deadlines")
+    return Task(facts, cores, gold, f"planning a {event}", f"the {event} invitations", ("kitchen", "garden", "dining room"),
+                asks, key, vps)
 
 
 def _ord_words(n: int) -> str:
@@ -661,8 +778,49 @@ def opener(rng: random.Random, attrs: dict, task: Task, humans: list[str], speak
 # Scene layout
 
 
-def make_pair(index: int, rng: random.Random, pair_id: str, seed: int = 0) -> list[dict]:
-    """One scenario as an (explicit, implicit) pair of scene dicts."""
+# The context that the assistant will be asked (an N1 turn before T, in both twins).
+ASK_CONTEXTS = (
+    "Let's have {A} {vp} in a minute.", "{A} can {vp}, I'll ask in a second.",
+    "Don't bother with a pen, I'll get {A} to {vp}.", "{P}, remind me to ask {A} to {vp}.",
+    "I'll ask {A} to {vp} once we're done.", "We can just get {A} to {vp} afterwards.",
+    "Leave it, {A} will {vp} when I ask.", "Hang on, I'll want {A} to {vp}.",
+)
+# Explicit T: the implicit request with the assistant's name, at the start, in the middle or at
+# the end, as a bare name, a greeting or a question ({r}: the request, {R}: capitalised,
+# {r_}/{R_}: without its final stop).
+EXPLICIT_FORMS = (
+    "{A}, {r}", "Hey {A}, {r}", "{A}? {R}", "Okay {A}, {r}", "{R_}, {A}.", "{R_}, would you, {A}?",
+    "{A}, could you {r_}?", "Right, {A}, {r}", "{A}, please {r}", "Can you {r_}, {A}?",
+)
+HUMAN_QUESTION_SHARE = 0.6  # scenes where one human asks another an unnamed question (N2)
+
+
+def explicit_request(form: str, request: str, A: str) -> str:
+    r = request[0].lower() + request[1:]
+    r_ = r.rstrip(".!?")
+    return form.format(A=A, r=r, R=cap(r), r_=r_, R_=cap(r_))
+
+
+def make_pair(index: int, rng: random.Random, pair_id: str, seed: int = 0, used=frozenset()) -> list[dict]:
+    """One scenario as an (explicit, implicit) pair of scene dicts: the same turns and timings,
+    T's wording aside (the implicit one is a request only a device could carry out; an earlier N1
+    turn says the assistant will be asked). ``used``: normalised scored sentences of the scenes
+    before this one; each scored line is drawn again (a few times) while it is among them."""
+    from . import mpe_lines as L
+    from .variety import normalise_sentence
+
+    mine: set = set()
+
+    def fresh(draw, tries: int = 30):
+        """A draw whose scored sentences (one text or a tuple) are new to the set and the scene."""
+        for _ in range(tries):
+            out = draw()
+            norms = [normalise_sentence(x, A) for x in (out if isinstance(out, tuple) else (out,))]
+            if not (set(norms) & (used | mine)) and len(set(norms)) == len(norms):
+                break
+        mine.update(norms)
+        return out
+
     families = sorted(FAMILIES)
     family = families[block_choice(KIND, seed, index, len(families))]
     has_n4 = not block_flag(KIND, seed, index)
@@ -670,42 +828,50 @@ def make_pair(index: int, rng: random.Random, pair_id: str, seed: int = 0) -> li
     A = pick(rng, ASSISTANT_NAMES)
 
     n_total = rng.randint(TURNS_RANGE[0] + (2 if has_n4 else 0), TURNS_RANGE[1])
-    q = rng.randint(3, n_total - 1)  # T's index: the 4th turn .. the last
+    q = rng.randint(4, n_total - 1)  # T's index: after the duty, two facts and the ask context
     pre, post = q - 1, n_total - 1 - q  # human turns before / after T
     budget = n_total - 2 - (2 if has_n4 else 0)  # facts + silence + fillers
-    nf = rng.randint(FACTS_RANGE[0], min(FACTS_RANGE[1], pre, budget - SILENCE_RANGE[0]))
+    nf = rng.randint(FACTS_RANGE[0], min(FACTS_RANGE[1], pre - 1, budget - SILENCE_RANGE[0]))
     n_sil = rng.randint(SILENCE_RANGE[0], min(SILENCE_RANGE[1], budget - nf))
     n_fill = budget - nf - n_sil
+    hq = chance(rng, HUMAN_QUESTION_SHARE)
+    if hq and n_fill == 0:
+        if n_sil > SILENCE_RANGE[0]:
+            n_sil, n_fill = n_sil - 1, 1
+        else:
+            hq = False
     register = pick(rng, REGISTERS)
     task = FAMILIES[family](rng, humans, nf, register)
     assert len(task.facts) == nf, (family, nf, len(task.facts))
     attrs = choose_attributes(rng, task, register)
     devices = DEVICE_CONTEXTS[attrs["device"]]
 
-    # silence labels: each of N1, N2, N3 at least once
-    sil = ["N1", "N2", "N3"] + [pick(rng, ("N1", "N2", "N2", "N3", "N3")) for _ in range(n_sil - 3)]
-    units: list[list[str]] = [[s] for s in sil] + [["ctx-fill"] for _ in range(n_fill)]
-    rng.shuffle(units)
-    free_pre = pre - nf
-    pre_units, post_units = [], []
+    # units: the ask context (before T), silence turns (N1, N2, N3 each at least once), fillers,
+    # the humans' question pair (a statement, then another human's unnamed question: N2) and N4
+    sil = ["N2", "N3"] + [pick(rng, ("N1", "N2", "N2", "N3", "N3")) for _ in range(n_sil - 3)]
+    units: list[list[str]] = [[x] for x in sil] + [["ctx-fill"] for _ in range(n_fill)]
+    if hq:
+        units.remove(["N2"])
+        units.remove(["ctx-fill"])
+        units.append(["hq-s", "hq-q"])
     if has_n4:
-        n4 = ["N4Q", "N4R"]
-        if free_pre >= 2 and (post < 2 or rng.random() < (free_pre - 1) / (free_pre - 1 + post - 1)):
-            pre_units.append(n4)
-            free_pre -= 2
-        else:
-            post_units.append(n4)
-    for u in units:
-        if free_pre > 0:
-            pre_units.append(u)
-            free_pre -= 1
-        else:
-            post_units.append(u)
+        units.append(["N4Q", "N4R"])
+    rng.shuffle(units)
+    free_pre = pre - nf - 1
+    pre_units, post_units = [], []
+    for u in units:  # whole units fill the turns before T, in a random order
+        (pre_units if len(u) <= free_pre else post_units).append(u)
+        free_pre -= len(u) if len(u) <= free_pre else 0
+    if free_pre:  # one turn short and only pairs left: swap a single turn for a pair
+        single = next(u for u in pre_units if len(u) == 1)
+        pair = next(u for u in post_units if len(u) == 2)
+        pre_units[pre_units.index(single)], post_units[post_units.index(pair)] = pair, single
     rng.shuffle(pre_units)
     rng.shuffle(post_units)
-    # the first human turn opens the scene with the first fact; the other facts (in order)
-    # are interleaved with the pre-T units
-    pre_items: list = [list(u) for u in pre_units]
+    # the first human turn opens the scene with the first fact; the other facts (in order) and
+    # the ask context are interleaved with the pre-T units
+    pre_items: list = [list(u) for u in pre_units] + [["ask"]]
+    rng.shuffle(pre_items)
     later = sorted(rng.sample(range(1, len(pre_items) + nf), nf - 1))
     fact_slots = [0] + later
     seq: list = []
@@ -721,21 +887,14 @@ def make_pair(index: int, rng: random.Random, pair_id: str, seed: int = 0) -> li
         seq.extend(u)
     assert len(seq) == n_total - 1, (len(seq), n_total)
 
-    # text and speakers
-    n1 = rng.sample(N1_LINES, len(N1_LINES))
-    n2d = rng.sample(N2_DEVICE_LINES, len(N2_DEVICE_LINES))
-    n2p = rng.sample(N2_PERSON_LINES, len(N2_PERSON_LINES))
-    n3 = rng.sample(N3_LINES, len(N3_LINES))
     fillers = rng.sample(FILLERS[register], len(FILLERS[register]))
-    q_text, r_text = pick(rng, N4_EVENTS)
+    q_text, r_text = fresh(lambda: L.n4_event(rng, A, humans))
+    hq_s, hq_q = L.human_question(rng)
+    if hq:
+        hq_s, hq_q = fresh(lambda: L.human_question(rng))
     duty = fill(pick(rng, DUTIES), {"A": A})
-    forms = ADDRESS_FORMS + (FORMAL_FORMS if register == "formal" else ())
-    form = pick(rng, forms)
-    core = pick(rng, task.cores[register])
-    explicit, implicit = address(form, core, A)
     turns = [make_turn("t0", NARRATOR, "duty", duty)]
     prev = None
-
     spoken: set = set()
 
     def other_than(*names):
@@ -743,8 +902,7 @@ def make_pair(index: int, rng: random.Random, pair_id: str, seed: int = 0) -> li
         fresh = [h for h in cands if h not in spoken]  # everyone speaks at least once
         return pick(rng, fresh or cands)
 
-    t_index = None
-    q_id = None
+    t_index = q_id = asker = hq_speaker = None
     for item in seq:
         tid = f"t{len(turns)}"
         kw: dict = {}
@@ -754,25 +912,38 @@ def make_pair(index: int, rng: random.Random, pair_id: str, seed: int = 0) -> li
             if item[1] == 0:
                 text = f"{opener(rng, attrs, task, humans, sp)} {text}"
             label = "ctx"
+        elif item == "ask":
+            sp = asker = other_than(prev)
+            p = other_than(sp)
+            text = fresh(lambda: fill(pick(rng, ASK_CONTEXTS), {"A": A, "vp": pick(rng, task.vps), "P": p}))
+            label = "N1"
         elif item == "T":
-            sp, text, label = other_than(), explicit, "T"
+            # most often the one who said they would ask
+            sp = asker if asker and chance(rng, 0.7) else other_than()
+            text, label = "", "T"
             t_index = len(turns)
         elif item == "ctx-fill":
             sp, text, label = other_than(prev), fillers.pop(), "ctx"
+        elif item == "hq-s":
+            sp = hq_speaker = other_than(prev)
+            text, label = hq_s, "ctx"
+        elif item == "hq-q":
+            sp, text, label = other_than(hq_speaker), hq_q, "N2"
+            kw["addressee"] = hq_speaker
         elif item == "N1":
-            sp, text, label = other_than(prev), fill(n1.pop(), {"A": A}), "N1"
+            sp, text, label = other_than(prev), fresh(lambda: L.n1(rng, A, humans)), "N1"
         elif item == "N2":
             sp, label = other_than(prev), "N2"
             if devices and chance(rng, 0.6):
                 call, dev = pick(rng, devices)
-                text, kw["addressee"] = fill(n2d.pop(), {"D": call}), dev
+                text, kw["addressee"] = fresh(lambda: L.n2_device(rng, call)), dev
             else:
                 to = other_than(sp)
-                text, kw["addressee"] = fill(n2p.pop(), {"P": to}), to
+                text, kw["addressee"] = fresh(lambda: L.n2_person(rng, to)), to
         elif item == "N3":
-            sp, text, label = other_than(prev), n3.pop(), "N3"
+            sp, text, label = other_than(prev), fresh(lambda: L.n3(rng)), "N3"
         elif item == "N4Q":
-            sp, text, label = other_than(prev), fill(q_text, {"A": A}), "N4Q"
+            sp, text, label = other_than(prev), q_text, "N4Q"
             kw["addressee"] = A
             q_id = tid
         elif item == "N4R":
@@ -791,18 +962,25 @@ def make_pair(index: int, rng: random.Random, pair_id: str, seed: int = 0) -> li
         counts = {x: sum(t["speaker"] == x for t in turns) for x in humans}
         for i in range(len(turns) - 1, 0, -1):
             t = turns[i]
-            if t["label"] in ("N1", "N3") and counts[t["speaker"]] > 1:
+            if t["label"] == "N3" and counts[t["speaker"]] > 1:
                 turns[i] = {**t, "speaker": h}
                 spoken.add(h)
                 break
 
+    t_speaker = turns[t_index]["speaker"]
+    def request():
+        implicit = fill(pick(rng, task.asks), {"P": pick(rng, _others(humans, t_speaker))})
+        return explicit_request(pick(rng, EXPLICIT_FORMS), implicit, A), implicit
+
+    explicit, implicit = fresh(request)
     attributes = {**attrs, "task": family}
     out = []
     for condition, text in (("explicit", explicit), ("implicit", implicit)):
         ts = [dict(t) for t in turns]
         t = ts[t_index]
         ts[t_index] = make_turn(t["id"], t["speaker"], "T", text, gap=t.get("gap"),
-                                addressee=A if condition == "explicit" else None, gold_answer=task.gold)
+                                addressee=A if condition == "explicit" else None, gold_answer=task.gold,
+                                gold_facts=list(task.key))
         out.append(make_scene(f"{pair_id}-{condition}", KIND, [NARRATOR, *humans], ts, assistant_name=A, duty=duty,
                               condition=condition, pair_id=pair_id, attributes=attributes))
     return out

@@ -15,8 +15,8 @@ from ._common import (
 )
 
 KIND = "pause"
-VERSION = 1
-DEFAULT_N = 100
+VERSION = 2
+DEFAULT_N = 200
 PAUSE_RANGE_CS = (60, 150)  # centiseconds, inclusive: 0.60-1.50 s
 
 TEMPLATES = (

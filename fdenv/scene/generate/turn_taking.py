@@ -12,8 +12,8 @@ from ._common import (
 )
 
 KIND = "turn_taking"
-VERSION = 1
-DEFAULT_N = 100
+VERSION = 2
+DEFAULT_N = 200
 
 CURRENCIES = ("dollars", "euros", "pounds")
 CAPITALS = (
@@ -28,7 +28,9 @@ OPPOSITES = (("ancient", "modern"), ("expensive", "cheap"), ("generous", "stingy
 SPELLINGS = ("necessary", "rhythm", "separate", "restaurant", "calendar", "Wednesday", "embarrass", "definitely",
              "tomorrow", "occasion", "receipt", "library")
 OPENERS = ("Okay, I need some help.", "Right, so.", "Hi there.", "Let me think.", "Okay, next question.",
-           "So I'm trying to sort something out.", "Hmm, okay.", "Good evening.")
+           "So I'm trying to sort something out.", "Hmm, okay.", "Good evening.", "Morning.", "Okay, one more thing.",
+           "Right, help me out here.", "Hello again.", "So, a question.", "Okay, listen.", "Quick one.",
+           "Hi, it's me again.", "Right then.", "Okay, I'm back.", "Can I ask something?", "Evening.")
 PREFIXES = ("", "", "", "Okay, so ", "Quick question: ", "So ", "Tell me, ")
 NAME_PREFIXES = ("{A}, ", "Hey {A}, ", "Okay {A}, ")
 
@@ -172,7 +174,9 @@ def f_months(rng):
 def f_legs(rng):
     a, b = rng.randint(2, 6), rng.randint(3, 12)
     facts = [("user", f"We have {num_word(a)} dogs and {num_word(b)} chickens on the farm.")]
-    return facts, "Here's a silly one.", _q(rng, "how many legs is that altogether?", "how many legs do they have in total?"), \
+    lead = pick(rng, ("Here's a silly one.", "Okay, a silly one for you.", "Random question.", "Right, a little puzzle.",
+                      "This one's for my kid's homework.", "Here's a farm puzzle."))
+    return facts, lead, _q(rng, "how many legs is that altogether?", "how many legs do they have in total?"), \
         f"That's {4 * a + 2 * b} legs."
 
 
@@ -191,7 +195,9 @@ def f_discount(rng):
     d = pick(rng, (10, 20, 25, 30, 50))
     cur = pick(rng, CURRENCIES)
     item = pick(rng, ("jacket", "lamp", "pair of boots", "backpack", "coffee machine"))
-    facts = [("user", f"The {item} costs {p} {cur}."), ("other", f"And it's {d} percent off today.")]
+    facts = [("user", f"The {item} costs {p} {cur}."), ("other", pick(rng, (f"And it's {d} percent off today.",
+                    f"The sign says {d} percent off.", f"They've got {d} percent off everything this week.",
+                    f"It's in the sale, {d} percent off.")))]
     return facts, None, _q(rng, "what's the price after the discount?", "so how much would I actually pay?"), \
         f"It's {p * (100 - d) // 100} {cur} after the discount."
 
@@ -214,13 +220,15 @@ def f_left_time(rng):
 
 def f_opposite(rng):
     w, o = pick(rng, OPPOSITES)
-    return [], _q(rng, "I'm doing a crossword.", "I'm writing a poem for school."), \
+    return [], _q(rng, "I'm doing a word puzzle.", "I'm writing a poem for school.", "My son has English homework.",
+                  "We're playing a word game.", "I need this for an essay.", "I'm teaching my niece some words."), \
         f"what's the opposite of {w}?", f"The opposite of {w} is {o}."
 
 
 def f_spell(rng):
     w = pick(rng, SPELLINGS)
-    return [], _q(rng, "I'm writing a card.", "I always get this wrong."), f"how do you spell {w}?", \
+    return [], _q(rng, "I'm writing a card.", "I always get this wrong.", "I'm doing a crossword.",
+                   "This word always trips me up.", "I'm filling in a form.", "My spellchecker is off."), f"how do you spell {w}?", \
         f"{cap(w)} is spelled {'-'.join(w.upper())}."
 
 

@@ -1,0 +1,56 @@
+"""Sentence variety of generated sets: which sentences count, and how they are compared.
+
+A *scored* sentence is the text of a turn that a measure looks at (``T``, ``N1``-``N3``,
+``N4Q``/``N4R``; ``pause``, ``monologue``, ``final``, ``interrupt``). Sentences are compared after
+normalisation: lower case, punctuation dropped, number words as digits, and the assistant's name
+replaced by one placeholder (the same request to "Nova" and to "Aria" is the same sentence).
+The closed class is exempt: the duty preamble (not a scored label) and sentences of three words or
+fewer (backchannels, re-asks, fillers such as "Okay, okay, think.").
+"""
+
+from __future__ import annotations
+
+import re
+
+SCORED_LABELS = ("T", "N1", "N2", "N3", "N4Q", "N4R", "pause", "monologue", "final", "interrupt")
+CLOSED_MAX_WORDS = 3
+_MARKER = re.compile(r"\[[^\]]*\]")
+
+
+def normalise_sentence(text: str, assistant: str | None = None) -> str:
+    from ...score.judge import normalise
+
+    text = _MARKER.sub(" ", text)
+    if assistant:
+        text = re.sub(rf"\b{re.escape(assistant)}\b", "assistantname", text)
+    return " ".join(normalise(text))
+
+
+def is_closed_class(norm: str) -> bool:
+    return len(norm.split()) <= CLOSED_MAX_WORDS
+
+
+def sentences(scenes: list[dict]) -> list[tuple[str, str]]:
+    """(label, normalised sentence) of every turn of one generated item (a scene, or an MPE pair
+    whose twins share every turn but T: a shared turn counts once); duty and closed class left out."""
+    seen: dict = {}
+    for d in scenes:
+        for t in d["turns"]:
+            if t["label"] == "duty":
+                continue
+            norm = normalise_sentence(t["text"], d.get("assistant_name", "Aria"))
+            if not is_closed_class(norm):
+                seen[(t["id"], norm)] = (t["label"], norm)
+    return list(seen.values())
+
+
+def scored_sentences(scenes: list[dict]) -> list[str]:
+    """The normalised scored sentences of one generated item, closed class left out."""
+    return [norm for label, norm in sentences(scenes) if label in SCORED_LABELS]
+
+
+def share_cap(items_in_split: int) -> int:
+    """How often an unscored sentence may occur in a split: under 2 % of a turn type that every
+    item has at least once (more than 2 % of the items, as such a type has more turns), and at
+    least 3 (a split too small for a type to reach 100 turns is not held to 2 %)."""
+    return max(3, int(0.02 * items_in_split) + 1)
