@@ -153,3 +153,17 @@ def test_a_killed_run_resumes_with_every_episode_once(tmp_path):
     assert r.returncode == 0, r.stderr[-2000:]
     keys = [(x["scene_id"], x["seed"]) for x in map(json.loads, log.read_text().splitlines())]
     assert len(keys) == 25 and len(set(keys)) == 25
+
+
+def test_an_older_set_folder_runs_by_path():
+    from fdenv.cli.run import _set_folder
+    from fdenv.scene import load_set
+
+    cfg = compose_with("scene=mpe", f"scene.path={Path(__file__).resolve().parent.parent / 'scenes' / 'v1' / 'mpe'}")
+    check_config(cfg)
+    folder = _set_folder(cfg)
+    assert folder is not None and folder.name == "mpe"
+    old = load_set("mpe", "test", root=folder.parent)
+    assert len(old) == 60 and all(t.gold_facts is None for s in old for t in s.turns)  # the v1 set, 30 test pairs
+    with pytest.raises(ConfigError, match="scene=fdb needs scene.path"):
+        check_config(compose_with("scene=fdb"))

@@ -698,7 +698,7 @@ def t_pizza(rng, humans, nf, register):
     gold = f"Order {pizzas} pizzas. You need {pizzas} pizzas for {people} people."
     asks = (f"Order the pizzas for {day}'s {event}, as many as we need.", f"Put enough pizzas for the {event} in the delivery app.",
             f"Order the right number of pizzas for the {event} on {day} and tell {{P}}.",
-            f"Send {{P}} how many pizzas we need for {day}.", f"Add the pizzas for the {event} to {{P}}'s order.")
+            f"Text {{P}} how many pizzas we need for {day}.", f"Add the pizzas for the {event} to {{P}}'s order.")
     key = [f"{pizzas} pizzas", f"given {slices} slices", f"given {people} people", f"given {per} slices"] + (
         [f"given {spare} slices"] if spare else [])
     vps = ("order the pizzas", "work out the pizza order", "sort out the food order")

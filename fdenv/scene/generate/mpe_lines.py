@@ -48,6 +48,7 @@ WORDS = (("necessary", "one c and two s's"), ("rhythm", "r h y t h m"), ("Wednes
 CAPITALS = (("Australia", "Canberra"), ("Canada", "Ottawa"), ("Brazil", "Brasilia"), ("Turkey", "Ankara"),
             ("Switzerland", "Bern"), ("New Zealand", "Wellington"), ("Morocco", "Rabat"), ("Vietnam", "Hanoi"),
             ("Nigeria", "Abuja"), ("Pakistan", "Islamabad"), ("Scotland", "Edinburgh"), ("Kenya", "Nairobi"))
+ABSENT = ("Grandma", "Uncle Joe", "Auntie Sue", "Marcus", "Ella", "Rafael", "Bianca", "Tobias", "Hamid", "Greta")
 WEATHER = ("rain all day", "sunny and warm", "cloudy but dry", "windy with showers", "cold and clear", "foggy in the morning")
 
 
@@ -178,6 +179,7 @@ def n4_event(rng, A, humans) -> tuple[str, str]:
         q = pick(rng, ("{A}, what's the weather going to be in {city} on {day}?", "{A}, will it rain in {city} on {day}?"))
         r = pick(rng, ("Never mind, I've got the app open, it's {weather} in {city}.", "I just looked, {weather} there on {day}."))
     elif kind == 3:
+        s["P"] = pick(rng, [n for n in ABSENT if n not in humans])  # someone not in the room
         q = pick(rng, ("{A}, when does {P}'s train get in on {day}?", "{A}, what time is {P} arriving on {day}?"))
         r = pick(rng, ("Forget it, {P} just texted, {time}.", "{P} said {time}, it's in the group chat."))
     elif kind == 4:
