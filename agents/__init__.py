@@ -15,8 +15,8 @@ from .silent import SilentAgent
 from .talker import TalkerAgent
 
 AGENTS = {"silent": SilentAgent, "talker": TalkerAgent, "oracle": OracleAgent, "scripted": ScriptedAgent,
-          "random": RandomAgent, "cascade": CascadeAgent, "keyword": KeywordAgent, "moshi": MoshiAgent, "realtime": RealtimeAgent,
-          "policy": PolicyAgent, "python": ImportedAgent}  # python: your own class (agent.target=MODULE:CLASS)
+          "random": RandomAgent, "cascade": CascadeAgent, "keyword": KeywordAgent, "moshi": MoshiAgent,
+          "realtime": RealtimeAgent, "policy": PolicyAgent, "python": ImportedAgent}  # python: your own class (agent.target=MODULE:CLASS)
 
 
 def make_agent(name: str, **kwargs) -> Agent:
@@ -27,5 +27,6 @@ def make_agent(name: str, **kwargs) -> Agent:
     return AGENTS[name](**kwargs)
 
 
-__all__ = ["Agent", "TrackPlayer", "CascadeAgent", "KeywordAgent", "ImportedAgent", "MoshiAgent", "OracleAgent", "PolicyAgent", "RandomAgent", "RealtimeAgent",
+__all__ = ["Agent", "TrackPlayer", "CascadeAgent", "KeywordAgent", "ImportedAgent", "MoshiAgent", "OracleAgent", "PolicyAgent",
+           "RandomAgent", "RealtimeAgent",
            "RemoteAgentError", "ScriptedAgent", "SilentAgent", "TalkerAgent", "AGENTS", "make_agent"]
