@@ -59,7 +59,9 @@ def test_render_all_sets_adds_a_total_and_writes_clips_held_only_in_memory(tiny,
     out = capsys.readouterr().out
     counts = _counts(out)
     assert set(counts) == {"pause", "mpe", "all"}
-    assert counts["pause"][2:] == (counts["pause"][1], 0)  # rendered to the new disk cache, not skipped
+    # rendered to the new disk cache, not skipped (clips the mpe set rendered first, such as the
+    # natural humans' backchannels in a shared voice, are already there)
+    assert counts["pause"][2] > 0 and counts["pause"][2] + counts["pause"][3] == counts["pause"][1]
     assert counts["all"] == tuple(a + b for a, b in zip(counts["pause"], counts["mpe"]))
     assert len(list((tmp_path / "other" / "clips").rglob("*.clip"))) == counts["all"][1]
 
