@@ -4,13 +4,21 @@ type with at least 100 turns in a split takes more than 2 % of them. Sentences a
 normalisation; the closed class (duty preamble, three words or fewer) is exempt
 (``fdenv.scene.generate.variety``)."""
 
+import re
 from collections import Counter, defaultdict
 
 import pytest
 
 from fdenv.scene import list_sets, load_manifest
-from fdenv.scene.generate.variety import SCORED_LABELS, is_closed_class, normalise_sentence
+from fdenv.scene.generate.variety import SCORED_LABELS, is_closed_class
 from fdenv.scene.sets import load_set
+from fdenv.score.text import normalise
+
+
+def normalise_sentence(text, assistant):
+    """The scorer's normalisation (number-word runs joined: "twenty-five" = "25"), stricter than
+    the generator's, with the assistant's name as one placeholder."""
+    return " ".join(normalise(re.sub(rf"\b{re.escape(assistant)}\b", "assistantname", text)))
 
 
 def _turns_by_split(name):

@@ -17,13 +17,22 @@ CLOSED_MAX_WORDS = 3
 _MARKER = re.compile(r"\[[^\]]*\]")
 
 
-def normalise_sentence(text: str, assistant: str | None = None) -> str:
-    from ...score.judge import normalise
+_NUMBERS = {w: str(i) for i, w in enumerate(
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+    "seventeen eighteen nineteen".split())}
+_NUMBERS.update({w: str(10 * i) for i, w in enumerate("twenty thirty forty fifty sixty seventy eighty ninety".split(), 2)})
 
+
+def normalise_sentence(text: str, assistant: str | None = None) -> str:
+    """Lower case, markers and punctuation dropped, each number word as digits, the assistant's
+    name as one placeholder. (The scorer's normalisation also joins number words into one
+    number; the scene layer does not import it, and the generators write each number one way.)"""
     text = _MARKER.sub(" ", text)
     if assistant:
         text = re.sub(rf"\b{re.escape(assistant)}\b", "assistantname", text)
-    return " ".join(normalise(text))
+    text = re.sub(r"[-\u2010-\u2015:/]", " ", text.lower())
+    text = re.sub(r"[^\w\s]|_", "", text)
+    return " ".join(_NUMBERS.get(w, w) for w in text.split())
 
 
 def is_closed_class(norm: str) -> bool:
