@@ -143,3 +143,27 @@ def test_the_shipped_checkpoint_loads_with_the_default_features():
     agent.reset("", 16000, 1280)
     out = agent.act(np.zeros((1, 1280), np.float32))
     assert out.shape == (1280,) and out.dtype == np.float32
+
+
+def test_noop_action_reads_the_own_state_columns_of_real_observations():
+    """The no-op (what behaviour cloning weighs targets against) is "go on" exactly while a clip
+    plays, read from the own-state columns, not from the context averages after them."""
+    from fdenv.train import TurnTakingEnv
+    from fdenv.train.actions import BACKCHANNEL, SILENT, SPEAK
+    from fdenv.train.ppo import noop_action
+
+    env = TurnTakingEnv(scenes=[FINAL], features={"history": 4, "n_mels": 8, "context": [1.0, 4.0]}, teacher=False)
+    obs, _ = env.reset(seed=0)
+    # speak early and hold "speak" long after the clip ends (the decision holds, nothing plays),
+    # then a backchannel, then silence while the user talks (the mic level average rises)
+    script = [SILENT] * 3 + [SPEAK] * 70 + [SILENT] + [BACKCHANNEL] * 6 + [SILENT] * 200
+    got, want = [], []
+    for a in script:
+        obs, _, term, trunc, info = env.step(a)
+        got.append(int(noop_action(obs[None], n_context=2)[0]))
+        ta = info["turn_action"]
+        want.append(SPEAK if ta["utterance"] or ta["backchannel"] else SILENT)
+        if term or trunc:
+            break
+    assert got == want
+    assert SPEAK in want and want.count(SILENT) > 50

@@ -10,13 +10,20 @@ and ``gym.make`` treat it as a plain environment; ``env.inner`` is the stack
 
 Info: ``reward_terms`` (each behaviour's term, unweighted), ``turn_action``, ``teacher`` (the
 oracle's decision for the next frame, ``OracleTeacher``, when ``teacher`` is on), the room's
-``labels`` (unless ``lean_info``), and at the final step ``episode``: ``{"return", "length",
-"kind", "terms": {name: sum}}`` (and the room's ``record`` unless ``lean_info``).
+``labels`` (unless ``lean_info``), and at the final step ``turn_episode``: ``{"return",
+"length", "kind", "terms": {name: sum}}`` (and the room's ``record`` unless ``lean_info``). The
+key ``episode`` is left to ``gymnasium.wrappers.RecordEpisodeStatistics``, which asserts that
+the env does not write it.
+
+``render_mode="rgb_array"`` (what Stable-Baselines3's ``make_vec_env`` asks for) renders the
+feature window as an image: time left to right, one grey row per feature (the own-state and
+context columns on top), so a video recorder shows what the policy hears.
 """
 
 from __future__ import annotations
 
 import gymnasium as gym
+import numpy as np
 
 from .actions import TurnActions
 from .features import LogMelFeatures
@@ -56,7 +63,7 @@ class TurnTakingEnv(gym.Env):
     its scenes, so that 280 multi-party scenes do not drown 70 of each FDB kind) or ``"scene"``.
     """
 
-    metadata = {"render_modes": [], "render_fps": 12.5}
+    metadata = {"render_modes": ["rgb_array"], "render_fps": 12.5}
 
     def __init__(self, scene_sets=SETS, split: str = "train", scenes=None, room=None, tts: str = "espeak",
                  sample_rate: int = 16000, scheduler: dict | None = None, rewards: dict | None = None,
@@ -65,9 +72,10 @@ class TurnTakingEnv(gym.Env):
                  balance: str = "kind", render_mode: str | None = None, behaviour: str = "natural"):
         from ..sim.env import RoomEnv
 
-        if render_mode is not None:
-            raise ValueError(f"render_mode={render_mode!r}: no render modes (valid: None)")
-        self.render_mode = None
+        if render_mode not in (None, *self.metadata["render_modes"]):
+            raise ValueError(f"render_mode={render_mode!r}: valid are None and {self.metadata['render_modes']}")
+        self.render_mode = render_mode
+        self._obs = None
         scene_list = scenes if scenes is not None else load_scenes(scene_sets, split)
         self.room = RoomEnv(scene=scene_list, room=room, sample_rate=sample_rate, tts=tts, scheduler=scheduler,
                             behaviour=behaviour)
@@ -101,6 +109,7 @@ class TurnTakingEnv(gym.Env):
             ids = self._by_kind[kinds[int(self.np_random.integers(len(kinds)))]]
             options["scene"] = ids[int(self.np_random.integers(len(ids)))]
         obs, info = self.inner.reset(seed=seed, options=options)
+        self._obs = obs
         self._return, self._length = 0.0, 0
         self._terms = {}
         if self.teacher is not None:
@@ -109,15 +118,26 @@ class TurnTakingEnv(gym.Env):
 
     def step(self, action):
         obs, reward, terminated, truncated, info = self.inner.step(action)
+        self._obs = obs
         self._return += float(reward)
         self._length += 1
         for k, v in info.get("reward_terms", {}).items():
             self._terms[k] = self._terms.get(k, 0.0) + v
         info = self._info(info)
         if terminated or truncated:
-            info["episode"] = {"return": self._return, "length": self._length, "kind": self.room.scene.kind,
+            info["turn_episode"] = {"return": self._return, "length": self._length, "kind": self.room.scene.kind,
                                "terms": dict(self._terms)}
         return obs, float(reward), terminated, truncated, info
+
+    def render(self):
+        """``rgb_array``: the observation window as a ``(n_features * 4, history * 4, 3)`` uint8 image."""
+        if self.render_mode != "rgb_array" or self._obs is None:
+            return None
+        x = np.asarray(self._obs, np.float32).T[::-1]  # (features, history), last columns on top
+        lo, hi = self.observation_space.low.T[::-1], self.observation_space.high.T[::-1]
+        grey = np.clip((x - lo) / np.maximum(hi - lo, 1e-6) * 255.0, 0, 255).astype(np.uint8)
+        grey = np.repeat(np.repeat(grey, 4, axis=0), 4, axis=1)
+        return np.ascontiguousarray(np.stack([grey] * 3, axis=-1))
 
     def _info(self, info: dict) -> dict:
         labels = info.get("labels")

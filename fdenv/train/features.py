@@ -120,6 +120,11 @@ class FeatureHistory:
         self._silence = self._silence.astype(np.float32)
         self.reset()
 
+    @property
+    def own_columns(self) -> slice:
+        """Where the assistant's own state sits in a row: after the log-mels, before the averages."""
+        return own_columns(self.n_features, self.own_dim, len(self.context))
+
     def reset(self) -> None:
         self._buf = np.tile(self._silence, (self.history, 1))
         self._ema = np.zeros((2, len(self.context)), np.float32)
@@ -212,3 +217,11 @@ def _single_thread_in_workers() -> None:
 
     if multiprocessing.parent_process() is not None and torch.get_num_threads() != 1:
         torch.set_num_threads(1)
+
+
+def own_columns(n_features: int, own_dim: int, n_context: int) -> slice:
+    """The own-state columns of a feature row ``[log-mels, own (own_dim), 2 * n_context averages]``."""
+    start = int(n_features) - 2 * int(n_context) - int(own_dim)
+    if start < 0:
+        raise ValueError(f"{n_features} features cannot hold {own_dim} own-state values and {n_context} context pairs")
+    return slice(start, start + int(own_dim))

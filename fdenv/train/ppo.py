@@ -31,7 +31,7 @@ from torch import nn
 from . import policy as policy_io
 from .actions import OWN_DIM, SILENT, SPEAK
 from .envs import TurnTakingEnv, load_scenes, make_vec
-from .features import one_thread
+from .features import one_thread, own_columns
 from .policy import TurnPolicy
 from .rewards import DEFAULT_WEIGHTS
 
@@ -112,7 +112,7 @@ class Evaluator:
                 frames += 1
                 if term or trunc:
                     break
-            ep = info["episode"]
+            ep = info["turn_episode"]
             returns.append(ep["return"])
             by_kind.setdefault(ep["kind"], []).append(ep["return"])
             for k, v in ep["terms"].items():
@@ -125,10 +125,10 @@ class Evaluator:
 def _episodes(info: dict) -> list[dict]:
     """Finished episodes' stats from a vector step's info (same-step autoreset)."""
     fin = info.get("final_info")
-    if not fin or "episode" not in fin:
+    if not fin or "turn_episode" not in fin:
         return []
-    mask = fin.get("_episode", np.zeros(0, bool))
-    ep = fin["episode"]
+    mask = fin.get("_turn_episode", np.zeros(0, bool))
+    ep = fin["turn_episode"]
     out = []
     for i in np.flatnonzero(mask):
         out.append({"return": float(ep["return"][i]), "length": int(ep["length"][i]), "kind": str(ep["kind"][i]),
@@ -162,9 +162,12 @@ def _values(policy: TurnPolicy, obs: np.ndarray) -> np.ndarray:
         return policy.value(torch.as_tensor(obs)).numpy()
 
 
-def _noop(obs_last_own: np.ndarray) -> np.ndarray:
-    """The action that changes nothing: silent when nothing plays, speak (go on) when something does."""
-    playing = (obs_last_own[..., 0] > 0.5) | (obs_last_own[..., 1] > 0.5)
+def noop_action(obs: np.ndarray, n_context: int) -> np.ndarray:
+    """For observations ``(..., history, n_features)``: the action that changes nothing, silent when
+    nothing plays, speak (go on) when an utterance or a backchannel goes on (own[0], own[1] of the
+    newest row)."""
+    own = obs[..., -1, own_columns(obs.shape[-1], OWN_DIM, n_context)]
+    playing = (own[..., 0] > 0.5) | (own[..., 1] > 0.5)
     return np.where(playing, SPEAK, SILENT)
 
 
@@ -184,6 +187,7 @@ def train(cfg: dict | None = None, out: str | Path = "runs/train", log=print) ->
     E = int(cfg["workers"])
     envs = make_vec(E, context=cfg.get("context"), **env_kwargs(cfg, teacher=teacher))
     H, F = envs.single_observation_space.shape
+    n_context = len(cfg["features"].get("context") or ())
     pol = TurnPolicy(F, **cfg["policy"])
     evaluator = Evaluator(cfg)
     logger = _Log(out / "metrics.jsonl", log)
@@ -240,7 +244,7 @@ def train(cfg: dict | None = None, out: str | Path = "runs/train", log=print) ->
             # add to the replay buffer
             flat_obs = r_obs.reshape(T * E, H, F)
             flat_tgt = r_tgt.reshape(-1)
-            w = np.where(flat_tgt != _noop(flat_obs[:, -1, -OWN_DIM:]), float(bc["change_weight"]), 1.0).astype(np.float32)
+            w = np.where(flat_tgt != noop_action(flat_obs, n_context), float(bc["change_weight"]), 1.0).astype(np.float32)
             for j in range(T * E):
                 buf_obs[buf_i], buf_tgt[buf_i], buf_w[buf_i] = flat_obs[j], flat_tgt[j], w[j]
                 buf_i = (buf_i + 1) % len(buf_tgt)
