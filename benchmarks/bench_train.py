@@ -1,17 +1,18 @@
 """Training throughput of fdenv-train in environment frames per second (1 frame = 80 ms of audio),
-with 1, 2 and 4 async workers (``gymnasium.vector.AsyncVectorEnv``, one process per env).
+with full domain randomisation (a room, noise and echo drawn per episode, as ``fdenv-train``
+trains), for each worker setting: ``0`` = all envs in one process (one core; ``--envs`` of them),
+``N`` = N env processes (``gymnasium.vector.AsyncVectorEnv``).
 
-    python benchmarks/bench_train.py [--workers 1 2 4] [--frames 6000] [--json out.json]
+    python benchmarks/bench_train.py [--workers 0 2] [--envs 8] [--frames 8192] [--json out.json]
 
-Three numbers per worker count:
-- ``env``: the vector env alone (room, rewards, TurnActions, log-mel features in the workers),
-  random actions;
-- ``rollout``: plus the GRU policy deciding every frame in the main process (what collecting
-  experience costs);
-- ``train``: PPO as ``fdenv-train`` runs it (rollouts and updates, 3 epochs per rollout),
-  measured between its first and last update.
-All scenes of the five train sets; the worker start-up and the first resets are not timed.
-On a machine with fewer cores than workers, processes share the cores: say so with the result.
+Three numbers per setting:
+- ``env``: the vector env alone (room, rewards, TurnActions, log-mel features), random actions;
+- ``rollout``: plus the streaming GRU policy deciding every frame (one GRU step per decision);
+- ``train``: PPO as ``fdenv-train`` runs it (rollouts and updates, up to 8 epochs with the KL
+  stop), measured between its first and last update, episode resets (room building) included.
+All scenes of the five train sets; the start-up and the first resets are not timed. The last
+line prints the one-process training rate against the 1,500 frames/s target as a ratio. On a
+machine with fewer free cores than processes, they share the cores: say so with the result.
 """
 
 from __future__ import annotations
@@ -25,65 +26,88 @@ import time
 import numpy as np
 
 
-def env_rate(workers: int, frames: int, with_policy: bool) -> float:
+TARGET = 1500.0
+
+
+def env_rate(workers: int, envs_n: int, frames: int, with_policy: bool) -> float:
     import torch
 
     from fdenv.train.envs import make_vec
     from fdenv.train.features import one_thread
     from fdenv.train.policy import TurnPolicy
+    from fdenv.train.ppo import DEFAULTS, env_kwargs
 
-    envs = make_vec(workers, lean_info=True, teacher=None)
+    E = workers or envs_n
+    envs = make_vec(E, processes=workers > 0, **env_kwargs(DEFAULTS, teacher=None))
     try:
         obs, _ = envs.reset(seed=0)
-        pol = TurnPolicy(envs.single_observation_space.shape[1]) if with_policy else None
+        pol = TurnPolicy(envs.single_observation_space.shape[-1], recurrent=True) if with_policy else None
+        state = pol.initial_state(E) if with_policy else None
         rng = np.random.default_rng(0)
         gen = torch.Generator().manual_seed(0)
         for _ in range(50):  # warm up: clip caches, first resets
-            obs, *_ = envs.step(rng.integers(0, 3, workers))
+            obs, *_ = envs.step(rng.integers(0, 3, E))
         n, t = 0, time.perf_counter()
         while n < frames:
             if pol is not None:
                 with one_thread():
-                    a = pol.act(obs, deterministic=False, generator=gen)
+                    a, state = pol.act_stream(obs, state, deterministic=False, generator=gen)
             else:
-                a = rng.integers(0, 3, workers)
-            obs, *_ = envs.step(a)
-            n += workers
+                a = rng.integers(0, 3, E)
+            obs, _, term, trunc, _ = envs.step(a)
+            if pol is not None:
+                state = state * torch.as_tensor(~(term | trunc), dtype=torch.float32)[None, :, None]
+            n += E
         return n / (time.perf_counter() - t)
     finally:
         envs.close()
 
 
-def train_rate(workers: int, frames: int) -> float:
+def train_rate(workers: int, envs_n: int, frames: int) -> tuple[float, float]:
+    """Frames per wall-clock second, and per second of the main process's CPU time (with
+    workers 0 that is all the work: the rate on a core of its own, whatever else runs)."""
     from fdenv.train.ppo import train
 
     out = tempfile.mkdtemp(prefix="fdenv-bench-train-")
-    cfg = {"workers": workers, "bc": {"frames": 0}, "ppo": {"frames": frames, "critic_warmup": 0},
+    cfg = {"workers": workers, "envs": envs_n, "bc": {"frames": 0}, "ppo": {"frames": frames, "critic_warmup": 0},
            "eval": {"per_set": 1, "every_s": 1e9}, "time_limit_min": 30}
     train(cfg, out=out, log=lambda s: None)
-    rows = [json.loads(x) for x in open(os.path.join(out, "metrics.jsonl")) if '"update"' in x]
+    rows = [json.loads(x) for x in open(os.path.join(out, "metrics.jsonl"))]
     rows = [r for r in rows if r.get("kind") == "update"]
     if len(rows) < 2:
-        return float("nan")
-    return (rows[-1]["frames"] - rows[0]["frames"]) / max(1e-9, rows[-1]["time_s"] - rows[0]["time_s"])
+        return float("nan"), float("nan")
+    frames = rows[-1]["frames"] - rows[0]["frames"]
+    wall = frames / max(1e-9, rows[-1]["time_s"] - rows[0]["time_s"])
+    cpu = frames / max(1e-9, rows[-1]["cpu_s"] - rows[0]["cpu_s"])  # this process's CPU time only
+    return wall, cpu
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--workers", type=int, nargs="+", default=[1, 2, 4])
-    ap.add_argument("--frames", type=int, default=6000, help="frames per measurement")
+    ap.add_argument("--workers", type=int, nargs="+", default=[0, 2], help="0: envs in this process")
+    ap.add_argument("--envs", type=int, default=8, help="envs in the one process (workers 0)")
+    ap.add_argument("--frames", type=int, default=8192, help="frames per measurement")
     ap.add_argument("--json", default=None)
     args = ap.parse_args()
     os.environ.setdefault("FDENV_CACHE_DIR", tempfile.mkdtemp(prefix="fdenv-bench-"))
-    print(f"cores: {os.cpu_count()}  (torch: 1 thread per process)")
-    print(f"{'workers':>8} {'env fps':>10} {'rollout fps':>12} {'train fps':>10}")
+    print(f"cores: {os.cpu_count()}, load average {os.getloadavg()[0]:.1f}  (torch: 1 thread per process)")
+    print(f"{'workers':>8} {'envs':>5} {'env fps':>10} {'rollout fps':>12} {'train fps':>10} {'train fps/cpu':>14}")
     results = []
     for w in args.workers:
-        e = env_rate(w, args.frames, with_policy=False)
-        r = env_rate(w, args.frames, with_policy=True)
-        tr = train_rate(w, args.frames)
-        results.append({"workers": w, "env_fps": round(e), "rollout_fps": round(r), "train_fps": round(tr)})
-        print(f"{w:>8} {e:>10.0f} {r:>12.0f} {tr:>10.0f}")
+        n = w or args.envs
+        e = env_rate(w, args.envs, args.frames, with_policy=False)
+        r = env_rate(w, args.envs, args.frames, with_policy=True)
+        tr, cpu = train_rate(w, args.envs, args.frames)
+        results.append({"workers": w, "envs": n, "env_fps": round(e), "rollout_fps": round(r), "train_fps": round(tr),
+                        "train_fps_per_cpu_s": round(cpu) if w == 0 else None})
+        print(f"{w:>8} {n:>5} {e:>10.0f} {r:>12.0f} {tr:>10.0f} {cpu if w == 0 else float('nan'):>14.0f}")
+    one = [x for x in results if x["workers"] == 0]
+    if one:
+        x = one[0]
+        print(f"one process, training: {x['train_fps']} frames/s wall = {x['train_fps'] / TARGET:.2f} x the "
+              f"{TARGET:.0f} frames/s target; {x['train_fps_per_cpu_s']} frames per CPU-second = "
+              f"{x['train_fps_per_cpu_s'] / TARGET:.2f} x (the rate on a free core; load average now "
+              f"{os.getloadavg()[0]:.1f})")
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"cores": os.cpu_count(), "frames": args.frames, "results": results}, f, indent=1)

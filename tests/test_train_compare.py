@@ -50,3 +50,45 @@ def test_criteria_met_and_missed():
 def test_missing_measures_are_reported_not_invented():
     table = compare_lines([fdb("p0", "pause_handling", 0)], [fdb("p0", "pause_handling", 1)])
     assert table["mpe_silence"]["missing"] and "not scored" in markdown(table)
+
+
+def _point(pause_tos, latencies, preserved=(4, 4)):
+    lines = [fdb(f"p{i}", "pause_handling", to) for i, to in enumerate(pause_tos)]
+    lines += [fdb(f"t{i}", "turn_taking", 1, lat) for i, lat in enumerate(latencies)]
+    lines += [mpe(f"m{i}", f"m{i}", p, 4, 1) for i, p in enumerate(preserved)]
+    data = __import__("fdenv.train.frontier", fromlist=["x"]).point_data(lines)
+    return {"setting": {}, "data": data}
+
+
+def test_frontier_point_measures_from_run_lines():
+    from fdenv.train.frontier import summarise
+
+    p = _point([0, 1, 0, 0], [0.2, 0.4, 0.6, 0.8, 1.0], preserved=(4, 2))
+    s = summarise(p["data"])
+    assert s["pause_tor"]["value"] == 0.25 and s["turn_taking_tor"]["value"] == 1.0
+    assert s["latency_median"]["value"] == 0.6 and abs(s["latency_p90"]["value"] - 0.92) < 1e-9
+    assert s["mpe_silence"]["value"] == 0.75
+
+
+def test_latency_at_a_pause_tor_interpolates_both_frontiers_with_intervals():
+    """Policy: TOR 0 at 1.2 s, TOR 0.2 at 0.4 s -> 0.8 s at TOR 0.1; cascade: 1.6 s and 1.0 s ->
+    1.3 s. 40 pause and 40 turn-taking scenes: the difference (-0.5 s) is clearly below 0."""
+    from fdenv.train.frontier import latency_at_tor, markdown
+
+    n = 40
+    two_in_ten = [1 if i % 5 == 0 else 0 for i in range(n)]
+    pol = [_point([0] * n, [1.2] * n), _point(two_in_ten, [0.4] * n)]
+    cas = [_point([0] * n, [1.6] * n), _point(two_in_ten, [1.0] * n)]
+    at = latency_at_tor(pol, cas, n_resamples=400)
+    assert abs(at["policy"]["value"] - 0.8) < 1e-9 and abs(at["cascade"]["value"] - 1.3) < 1e-9
+    assert abs(at["diff"]["value"] + 0.5) < 1e-9 and at["diff"]["hi"] < 0 and at["policy_faster"]
+    # a frontier that never gets down to TOR 0.10 has no latency there
+    high = [_point([1] * n, [0.3] * n)]
+    at = latency_at_tor(high, cas, n_resamples=50)
+    assert at["policy"]["value"] is None and not at["policy_faster"]
+    for p in pol + cas:
+        from fdenv.train.frontier import summarise
+
+        p["summary"] = summarise(p["data"])
+    text = markdown({"anechoic": {"policy": pol, "cascade": cas, "at_tor": latency_at_tor(pol, cas, n_resamples=50)}})
+    assert text.count("| policy |") == 2 and "Median latency at pause TOR 0.10" in text

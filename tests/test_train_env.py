@@ -64,10 +64,12 @@ def _wrapped(content="gold"):
 def test_speak_plays_a_whole_utterance_and_silent_stops_it():
     env = _wrapped()
     obs, info = env.reset(seed=0)
-    assert set(obs) == {"audio", "own"} and obs["own"].tolist() == [0.0] * OWN_DIM
+    assert set(obs) == {"audio", "own", "playback"} and obs["own"].tolist() == [0.0] * OWN_DIM
+    assert not obs["playback"].any()
     loud = []
-    _, _, _, _, info = env.step(SPEAK)
+    obs, _, _, _, info = env.step(SPEAK)
     loud.append(info["turn_action"]["utterance"])
+    np.testing.assert_array_equal(obs["playback"], env.env.unwrapped._assistant[1280:2560])  # what played
     clip_frames = int(np.ceil(len(env.voice.renderer.clip(env.voice.text, env.voice.voice)) / 1280))
     for _ in range(clip_frames + 5):  # "speak" while it plays goes on; it ends by itself
         obs, _, _, _, info = env.step(SPEAK if env.voice.playing else SILENT)
@@ -217,3 +219,89 @@ def test_training_wrappers_are_reachable_from_fdenv_wrappers():
         assert getattr(wrappers, name) is getattr(train, name)
     with pytest.raises(AttributeError):
         wrappers.NoSuchWrapper
+
+
+def _silent_frame_features(room, normalise):
+    """Mean mic features over frames where nobody speaks, and over frames where someone does."""
+    from fdenv.train.features import FeatureHistory
+
+    env = RoomEnv(scene=FINAL, room=room)
+    hist = FeatureHistory(LogMel(16000, 1280, n_mels=16), history=1, context=(), normalise=normalise)
+    obs, info = env.reset(seed=0)
+    quiet, talk = [], []
+    while True:
+        row = hist.push(obs)[-1]
+        (talk if info["labels"]["speaking"] else quiet).append(row.mean())
+        obs, _, term, _, info = env.step(np.zeros(1280, np.float32))
+        if term:
+            break
+    return float(np.mean(quiet[5:])), float(np.mean(talk))
+
+
+def test_floor_normalised_features_read_faint_noise_as_silence():
+    """Pink noise 40 dB under the speech moves the silence-scaled features of quiet frames by
+    more than a unit; read against the running noise floor it moves them by the floor tracker's
+    bias only (noise fluctuates above its running minimum by about 3 dB = 0.17), and speech still
+    stands out by more than a unit."""
+    noisy = {"preset": "anechoic", "noise": "pink", "snr_db": 40.0}
+    clean_q, _ = _silent_frame_features(None, "silence")
+    noisy_q, _ = _silent_frame_features(noisy, "silence")
+    assert noisy_q - clean_q > 1.0
+    clean_q, clean_t = _silent_frame_features(None, "floor")
+    noisy_q, noisy_t = _silent_frame_features(noisy, "floor")
+    assert abs(noisy_q - clean_q) < 0.25
+    assert noisy_t - noisy_q > 1.0 and clean_t - clean_q > 1.0
+
+
+def test_playback_features_follow_what_the_assistant_plays():
+    env = TurnTakingEnv(scenes=[FINAL], room={"preset": "anechoic", "echo_gain": 0.8}, teacher=False,
+                        features={"history": 1, "n_mels": 8, "normalise": "floor", "playback": True})
+    cols = slice(4 * 8, 4 * 8 + 8)
+    obs, _ = env.reset(seed=0)
+    assert not obs[-1, cols].any()
+    played, heard, rms = [], [], []
+    for k in range(60):
+        obs, _, _, _, info = env.step(SPEAK if k < 30 else SILENT)
+        played.append(bool(env.actions.voice.own[2]))
+        heard.append(float(obs[-1, cols].max()))
+        frame = env.room._assistant[(k + 1) * 1280 : (k + 2) * 1280]  # what the assistant played in it
+        rms.append(float(np.sqrt(np.mean(frame ** 2))))
+    assert played[0] and not played[-1] and sum(played) == 30
+    # a frame of the clip that is not a pause between words reads loud; nothing played reads 0
+    assert all((h > 1.0) == (r > 0.02) for h, r in zip(heard, rms) if not 0.0 < r <= 0.02)
+    assert sum(h > 1.0 for h in heard) >= 25 and all(h == 0.0 for h, p in zip(heard, played) if not p)
+
+
+def test_domain_randomisation_draws_every_room_and_noise():
+    from fdenv.train.envs import RANDOMIZE, draw_room
+
+    rng = np.random.default_rng(0)
+    draws = [draw_room(rng, {}) for _ in range(600)]
+    for key, field in (("rooms", "preset"), ("noise", "noise")):
+        counts = {v: sum(d[field] == v for d in draws) for v in RANDOMIZE[key]}
+        expect = 600 / len(counts)
+        # binomial spread: every value within 5 standard deviations of its share
+        assert all(abs(c - expect) < 5 * np.sqrt(expect) for c in counts.values()), counts
+    snr = np.array([d["snr_db"] for d in draws])
+    assert snr.min() >= 5.0 and snr.max() <= 40.0 and abs(snr.mean() - 22.5) < 1.5
+    with pytest.raises(ValueError, match="randomize: unknown keys"):
+        draw_room(rng, {"room": ["office"]})
+
+
+def test_randomised_env_sets_the_drawn_room_and_repeats_with_the_seed():
+    kw = {"scenes": [FINAL], "randomize": {"rooms": ["office", "car_cabin"]}, "teacher": False,
+          "features": {"history": 1, "n_mels": 8, "normalise": "floor", "playback": True}}
+    a, b = TurnTakingEnv(**kw), TurnTakingEnv(**kw)
+    rooms = []
+    for seed in range(4):
+        oa, ia = a.reset(seed=seed)
+        ob, ib = b.reset(seed=seed)
+        assert ia["room"] == ib["room"] and a.room.room_config == ia["room"]
+        for _ in range(5):
+            oa = a.step(SPEAK)[0]
+            ob = b.step(SPEAK)[0]
+        np.testing.assert_array_equal(oa, ob)
+        rooms.append(ia["room"]["preset"])
+    assert set(rooms) <= {"office", "car_cabin"}
+    with pytest.raises(ValueError, match="microphone"):
+        RoomEnv(scene=FINAL).reset(seed=0, options={"room": {"preset": "office", "mics": "circular4"}})

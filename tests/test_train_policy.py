@@ -23,13 +23,26 @@ FEATURES = {"sample_rate": 16000, "history": 6, "n_mels": 8, "sub_frames": 4, "c
 N_FEATURES = 4 * 8 + OWN_DIM + 4
 
 
-@pytest.fixture(scope="module")
-def checkpoint(tmp_path_factory):
+STREAM_FEATURES = {**FEATURES, "history": 1, "normalise": "floor", "playback": True}
+STREAM_N_FEATURES = 4 * 8 + 8 + 1 + OWN_DIM + 4
+
+
+def _save(path, n_features, features, recurrent):
     torch.manual_seed(0)
-    pol = TurnPolicy(N_FEATURES, hidden=16)
+    pol = TurnPolicy(n_features, hidden=16, recurrent=recurrent)
     with torch.no_grad():
         pol.pi.bias.copy_(torch.tensor([0.0, -3.0, 0.2]))  # talks now and then, so that both paths run
-    return save(pol, tmp_path_factory.mktemp("ckpt") / "p.pt", FEATURES, {"names": ["silent", "backchannel", "speak"]})
+    return save(pol, path, features, {"names": ["silent", "backchannel", "speak"]})
+
+
+@pytest.fixture(scope="module")
+def checkpoint(tmp_path_factory):
+    return _save(tmp_path_factory.mktemp("ckpt") / "p.pt", N_FEATURES, FEATURES, recurrent=False)
+
+
+@pytest.fixture(scope="module")
+def stream_checkpoint(tmp_path_factory):
+    return _save(tmp_path_factory.mktemp("ckpt") / "s.pt", STREAM_N_FEATURES, STREAM_FEATURES, recurrent=True)
 
 
 def test_checkpoint_round_trip(checkpoint):
@@ -41,18 +54,21 @@ def test_checkpoint_round_trip(checkpoint):
         load(checkpoint.parent / "missing.pt")
 
 
-def test_policy_agent_sees_what_the_training_env_shows(checkpoint):
-    """The agent in fdenv-run and the wrappers in training build the same observations."""
+@pytest.mark.parametrize("kind", ["window", "stream"])
+def test_policy_agent_sees_what_the_training_env_shows(kind, checkpoint, stream_checkpoint):
+    """The agent in fdenv-run and the wrappers in training build the same observations (with an
+    echo, for the streaming policy's playback features) and take the same decisions."""
     from fdenv.run import run_episode
     from fdenv_agents import make_agent
 
     voice = "en-us+f4"
-    agent = make_agent("policy", checkpoint=str(checkpoint), voice=voice)
+    ckpt = checkpoint if kind == "window" else stream_checkpoint
+    room = None if kind == "window" else {"preset": "anechoic", "echo_gain": 0.5, "noise": "pink", "snr_db": 30.0}
+    agent = make_agent("policy", checkpoint=str(ckpt), voice=voice)
     seen = []
     push = None
 
     result = None
-    env = RoomEnv(scene=FINAL)
     # record the agent's feature windows
     orig_reset = agent.reset
 
@@ -61,23 +77,26 @@ def test_policy_agent_sees_what_the_training_env_shows(checkpoint):
         orig_reset(*a, **k)
         push = agent.history.push
 
-        def spy(audio, own=None):
-            out = push(audio, own)
+        def spy(*args):
+            out = push(*args)
             seen.append(out)
             return out
 
         agent.history.push = spy
 
     agent.reset = reset
+    env = RoomEnv(scene=FINAL, room=room)
     result = run_episode(env, agent, seed=0)
     assert not result.record.privileged
-    pol, meta = load(checkpoint)
-    wrapped = LogMelFeatures(TurnActions(RoomEnv(scene=FINAL), content="fitting", voice=voice), history=6, n_mels=8,
-                             context=(1.0, 4.0))
+    pol, meta = load(ckpt)
+    f = {k: v for k, v in meta["features"].items() if k != "sample_rate"}
+    wrapped = LogMelFeatures(TurnActions(RoomEnv(scene=FINAL, room=room), content="fitting", voice=voice), **f)
     obs, _ = wrapped.reset(seed=0)
+    state = None
     for k, feats in enumerate(seen):
         np.testing.assert_allclose(obs, feats, atol=1e-5, err_msg=f"frame {k}")
-        obs, _, term, _, _ = wrapped.step(int(pol.act(obs)))
+        a, state = pol.act_stream(obs, state)
+        obs, _, term, _, _ = wrapped.step(int(a))
         if term:
             break
     assert k == len(seen) - 1
@@ -100,19 +119,71 @@ def test_policy_agent_config_and_gold_content(checkpoint):
 def test_a_tiny_training_run_writes_checkpoints_and_a_curve(tmp_path):
     from fdenv.train.ppo import train
 
-    cfg = {"env": {"sets": ["turn_taking"], "split": "val"}, "features": {"history": 4, "n_mels": 8},
-           "policy": {"hidden": 8}, "workers": 1, "time_limit_min": 3,
-           "bc": {"frames": 64, "rollout": 32, "buffer": 256, "minibatch": 32},
-           "ppo": {"frames": 64, "rollout": 32, "minibatch": 32, "critic_warmup": 1},
+    cfg = {"env": {"sets": ["turn_taking"], "split": "val", "randomize": True}, "features": {"n_mels": 8},
+           "policy": {"hidden": 8}, "workers": 0, "envs": 2, "chunk": 16, "time_limit_min": 3,
+           "bc": {"frames": 64, "rollout": 32, "minibatch": 2},
+           "ppo": {"frames": 128, "rollout": 32, "minibatch": 2, "critic_warmup": 1},
            "eval": {"per_set": 1, "every_s": 1e9}}
-    summary = train(cfg, out=tmp_path, log=lambda s: None)
-    assert summary["frames"] == 128
+    said = []
+    summary = train(cfg, out=tmp_path, log=said.append)
+    assert summary["frames"] == 192
     for name in ("policy.pt", "best.pt", "bc.pt", "learning_curve.png", "metrics.jsonl", "summary.json"):
         assert (tmp_path / name).is_file(), name
     rows = [json.loads(x) for x in (tmp_path / "metrics.jsonl").read_text().splitlines()]
-    assert {r["phase"] for r in rows} >= {"start", "bc", "bc_end", "ppo_critic", "ppo", "end"}
+    assert {r["phase"] for r in rows if "phase" in r} >= {"start", "bc", "bc_end", "ppo_critic", "ppo", "end"}
     pol, meta = load(tmp_path / "policy.pt")
-    assert meta["features"]["history"] == 4 and meta["train"]["frames"] == 128
+    assert pol.recurrent and meta["features"]["normalise"] == "floor" and meta["train"]["frames"] == 192
+    # progress: the budget and the time left on every update line, and no "nan" for a return
+    updates = [x for x in said if x.startswith(("[bc]", "[ppo]"))]
+    assert len(updates) == 3 and all("of 3:00" in x and "left" in x for x in updates)
+    assert not any("nan" in x for x in said)
+    assert all("no episode ended" in x for x in updates)  # 32 frames per env: no episode ends
+
+
+def test_training_says_when_the_policy_collapsed_to_silence(tmp_path, monkeypatch):
+    """A policy whose greedy decision is always silent is reported as collapsed."""
+    from fdenv.train import ppo
+
+    real = ppo.TurnPolicy
+
+    def silent_policy(*a, **k):
+        pol = real(*a, **k)
+        with torch.no_grad():
+            pol.pi.bias.copy_(torch.tensor([50.0, -50.0, -50.0]))
+            pol.pi.weight.zero_()
+        return pol
+
+    monkeypatch.setattr(ppo, "TurnPolicy", silent_policy)
+    cfg = {"env": {"sets": ["turn_taking"], "split": "val"}, "features": {"n_mels": 8}, "policy": {"hidden": 8},
+           "workers": 0, "envs": 1, "chunk": 16, "time_limit_min": 3, "bc": {"frames": 0},
+           "ppo": {"frames": 32, "rollout": 32, "minibatch": 2, "critic_warmup": 4},
+           "eval": {"per_set": 1, "every_s": 1e9}}
+    said = []
+    summary = ppo.train(cfg, out=tmp_path, log=said.append)
+    assert summary["collapsed"] is True
+    assert any("collapsed to always-silent" in x for x in said)
+
+
+def test_streaming_gru_matches_the_unrolled_sequence():
+    """Stepping frame by frame with the carried state gives what training's unroll computes over
+    the same frames, including an episode that starts in the middle of the chunk."""
+    torch.manual_seed(0)
+    pol = TurnPolicy(N_FEATURES, hidden=16, recurrent=True)
+    rows = torch.randn(3, 20, N_FEATURES)
+    starts = torch.zeros(3, 20, dtype=torch.bool)
+    starts[1, 7] = starts[2, 13] = True
+    h0 = torch.randn(2, 3, 16)
+    logits, values, last = pol.unroll(rows, h0, starts)
+    state = h0.clone()
+    for t in range(20):
+        state = state * (~starts[:, t]).float()[None, :, None]
+        lg, v, state = pol.step(rows[:, t][:, None], state)
+        torch.testing.assert_close(lg, logits[:, t], atol=1e-5, rtol=1e-5)
+        torch.testing.assert_close(v, values[:, t], atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(state, last, atol=1e-5, rtol=1e-5)
+    # the state matters: from a zero state the same rows give other logits
+    other, _, _ = pol.unroll(rows, torch.zeros_like(h0))
+    assert not torch.allclose(other[0, :5], logits[0, :5], atol=1e-4)
 
 
 def test_train_config_loads_and_is_checked():

@@ -103,6 +103,15 @@ def test_an_onset_soon_after_the_turn_earns_more_than_a_late_one():
     assert never == -1.0
 
 
+def test_waiting_a_second_longer_costs_a_large_share_of_a_takeover():
+    """Answering 0.3 s after the turn instead of 1.1 s earns at least 0.4 more: waiting costs,
+    measured against the 1.0 a take-over in a pause costs."""
+    env = ResponseReward(RoomEnv(scene=FINAL))
+    soon, _ = play(env, respond_after(0.3))
+    slow, _ = play(env, respond_after(1.1))
+    assert soon - slow >= 0.4
+
+
 def test_finishing_an_answer_earns_more_than_cutting_it_short():
     env = ResponseReward(RoomEnv(scene=FINAL))
     full, _ = play(env, respond_after(0.3, seconds=3.0))

@@ -1,5 +1,7 @@
 """``python -m fdenv.cli.compare``: a learned policy against a baseline agent on the scored test
-split (``fdenv.train.compare``)."""
+split (``fdenv.train.compare``); ``python -m fdenv.cli.compare frontier``: both agents' operating
+points (the policy's speak threshold, the cascade's endpointing) in three rooms
+(``fdenv.train.frontier``)."""
 
 from __future__ import annotations
 
@@ -8,7 +10,42 @@ import json
 from pathlib import Path
 
 
+def frontier_main(argv) -> None:
+    from fdenv_agents import make_agent
+
+    from ..train import frontier as fr
+
+    p = argparse.ArgumentParser(prog="python -m fdenv.cli.compare frontier",
+                                description="latency against pause TOR and MPE silence: policy thresholds vs "
+                                            "cascade endpointing, per room condition")
+    p.add_argument("--policy", required=True, help="a checkpoint from fdenv-train")
+    p.add_argument("--conditions", nargs="+", default=list(fr.CONDITIONS), choices=list(fr.CONDITIONS))
+    p.add_argument("--thresholds", nargs="+", type=float, default=list(fr.THRESHOLDS))
+    p.add_argument("--endpoints-ms", nargs="+", type=int, default=list(fr.ENDPOINTS_MS))
+    p.add_argument("--split", default="test")
+    p.add_argument("--limit", type=int, default=None, help="scenes per set (default: all)")
+    p.add_argument("--out", default="runs", help="run folders (reused when they exist)")
+    p.add_argument("--report", default=None, help="write the markdown here, the numbers next to it (.json), "
+                                                  "and a plot per condition into its folder")
+    args = p.parse_args(argv)
+    res = fr.frontier(args.policy, make_agent, args.conditions, args.thresholds, args.endpoints_ms, split=args.split,
+                      limit=args.limit, out=args.out)
+    text = fr.markdown(res)
+    print(text)
+    if args.report:
+        report = Path(args.report)
+        report.write_text(text + "\n")
+        fr.save(res, report.with_suffix(".json"))
+        for path in fr.plot(res, report.parent):
+            print(f"plot: {path}")
+
+
 def main(argv=None) -> None:
+    import sys
+
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["frontier"]:
+        return frontier_main(argv[1:])
     from fdenv_agents import make_agent
 
     from ..train.compare import __doc__ as doc, compare

@@ -36,7 +36,12 @@ def check_config(cfg: dict) -> None:
     need(cfg["env"]["content"] in ("gold", "fitting"), f"env.content={cfg['env']['content']!r}: gold|fitting")
     for k in cfg["rewards"]:
         need(k in TERMS, f"rewards.{k}: not a reward term; valid: {sorted(TERMS)}")
-    need(isinstance(cfg["workers"], int) and cfg["workers"] >= 1, f"workers={cfg['workers']!r}: a positive integer")
+    need(isinstance(cfg["workers"], int) and cfg["workers"] >= 0,
+         f"workers={cfg['workers']!r}: 0 (envs in this process) or a number of env processes")
+    need(isinstance(cfg.get("envs", 1), int) and cfg.get("envs", 1) >= 1, f"envs={cfg.get('envs')!r}: a positive integer")
+    need(isinstance(cfg.get("chunk", 32), int) and cfg.get("chunk", 32) >= 1, f"chunk={cfg.get('chunk')!r}: frames, >= 1")
+    need(cfg["features"].get("normalise", "floor") in ("floor", "silence"),
+         f"features.normalise={cfg['features'].get('normalise')!r}: floor|silence")
     need(cfg["features"]["history"] >= 1, "features.history: at least 1 frame")
     need(cfg["time_limit_min"] > 0, "time_limit_min: positive")
     need(cfg.get("checkpoint", "best") in ("best", "last"), "checkpoint: best|last")

@@ -60,6 +60,8 @@ class RoomEnv(gym.Env):
 
     A scene chosen by ``options={"scene": index_or_id}``, else by the seed among the env's
     scenes. The first clip starts after the first turn's gap (default 0.3 s).
+    ``options={"room": ...}`` (anything ``room`` takes, with as many microphones) sets the room
+    from this episode on (training envs draw one per episode).
 
     ## Episode End
 
@@ -150,6 +152,8 @@ class RoomEnv(gym.Env):
             raise OptionsError(f"seed={short(seed)}: expected a non-negative integer or None")
         options = _reset_options(options)
         super().reset(seed=None if seed is None else int(seed))
+        if "room" in options:
+            self._set_room(options["room"])
         scene = self._pick_scene(options.get("scene"))
         episode_seed = int(self.np_random.integers(2**31 - 1))
         meta = {"config": self.result_config(), "versions": {"fdenv": __version__, "tts": self._renderer.version}}
@@ -188,6 +192,17 @@ class RoomEnv(gym.Env):
                                f"got {type(choice).__name__}")
         hint = suggest(choice, [s.id for s in self.scenes]) if len(choice) <= 200 else ""
         raise OptionsError(f"options['scene']={short(choice)}: not a scene of this env ({len(self.scenes)} scenes){hint}")
+
+    def _set_room(self, room) -> None:
+        """``options["room"]``: this episode's room on, with the env's microphone count."""
+        from ..room import mic_layout
+
+        spec = opts.room(room)
+        n = 1 if spec is None else mic_layout(spec.mics).shape[1]
+        if n != self.n_mics:
+            raise OptionsError(f"options['room']: {n} microphone(s), but this env was made with {self.n_mics}; "
+                               "keep the microphone array of the env's room")
+        self.room_config, self._room_spec = room, spec
 
     # ---- stepping ----------------------------------------------------------------------
     def step(self, action):
@@ -245,7 +260,7 @@ class RoomEnv(gym.Env):
         return None if self.episode is None else self.episode.scene
 
 
-RESET_OPTIONS = ("scene",)  # the keys reset(options=...) understands
+RESET_OPTIONS = ("scene", "room")  # the keys reset(options=...) understands
 
 
 def _reset_options(options) -> dict:

@@ -3,11 +3,15 @@
 - ``rewards``: dense, causal reward wrappers, one per behaviour, and ``TurnTakingReward`` (a
   weighted sum);
 - ``actions``: ``TurnActions``, ``Discrete(3)`` = silent / backchannel / speak -> audio frames;
-- ``features``: ``LogMelFeatures``, log-mel frames (``torch.stft``) stacked over a history;
-- ``envs``: ``TurnTakingEnv`` (all of the above on the room; ``fdenv/WhenToSpeak-v0``);
+- ``features``: ``LogMelFeatures``, log-mel frames (``torch.stft``) against digital silence or the
+  running noise floor, plus what the assistant played, stacked over a history;
+- ``envs``: ``TurnTakingEnv`` (all of the above on the room, a room drawn per episode with
+  ``randomize``; ``fdenv/WhenToSpeak-v0``);
 - ``teacher``: the oracle's decisions in that action space (behaviour-cloning targets);
-- ``policy``: a small GRU actor-critic; ``ppo``: behaviour cloning + PPO on async vector envs;
-- ``compare``: the learned policy against another agent on the scored test split.
+- ``policy``: a small GRU actor-critic that carries its state between frames; ``ppo``: behaviour
+  cloning + PPO (KL early stop) on vector envs;
+- ``compare``: the learned policy against another agent on the scored test split; ``frontier``:
+  operating points (speak threshold, endpointing) of both in three room conditions.
 
 ``fdenv-train`` (``fdenv.cli.train``) runs the whole recipe from ``conf/train.yaml``.
 """

@@ -115,7 +115,9 @@ def own_space() -> spaces.Box:
 class TurnActions(gym.Wrapper, gym.utils.RecordConstructorArgs):
     """``Discrete(3)`` actions (silent, backchannel, speak) mapped to audio frames by ``TurnVoice``.
 
-    Observation: ``Dict({"audio": <the env's microphones>, "own": Box(0, 1, (3,))})``.
+    Observation: ``Dict({"audio": <the env's microphones>, "own": Box(0, 1, (5,)), "playback":
+    Box(-1, 1, (N,))})``: the assistant's state (module docstring) and the samples it played in
+    the frame (the reference of its own echo).
 
     Arguments:
         env: an fdenv audio env (``RoomEnv``, or reward / scoring wrappers of it).
@@ -142,7 +144,8 @@ class TurnActions(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self.backchannel_words = tuple(backchannels)
         self.frame_samples = int(audio.shape[0])
         self.action_space = spaces.Discrete(3)
-        self.observation_space = spaces.Dict({"audio": env.observation_space, "own": own_space()})
+        self.observation_space = spaces.Dict({"audio": env.observation_space, "own": own_space(),
+                                              "playback": spaces.Box(-1.0, 1.0, (self.frame_samples,), np.float32)})
         self._renderer = None
         self.voice: TurnVoice | None = None
         self._gold: GoldContent | None = None
@@ -166,7 +169,7 @@ class TurnActions(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self._make_voice().reset()
         self._gold = GoldContent(getattr(self.env.unwrapped, "scene", None)) if self.content == "gold" else None
         self._track(info.get("labels"))
-        return {"audio": obs, "own": self.voice.own.copy()}, info
+        return {"audio": obs, "own": self.voice.own.copy(), "playback": np.zeros(self.frame_samples, np.float32)}, info
 
     def step(self, action):
         a = _as_action(action)
@@ -175,7 +178,7 @@ class TurnActions(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self._track(info.get("labels"))
         info = dict(info)
         info["turn_action"] = {"action": a, "utterance": int(self.voice.own[0]), "backchannel": int(self.voice.own[1])}
-        return {"audio": obs, "own": self.voice.own.copy()}, reward, terminated, truncated, info
+        return {"audio": obs, "own": self.voice.own.copy(), "playback": frame}, reward, terminated, truncated, info
 
     def _track(self, labels) -> None:
         if self._gold is not None:

@@ -13,6 +13,10 @@ baseline):
 and, for context, pause / turn-taking TOR under ``fdb_code`` and turn-taking latency.
 
     python -m fdenv.cli.compare --policy outputs/train/.../best.pt --report docs/compare.md
+
+``python -m fdenv.cli.compare frontier ...`` sweeps operating points instead
+(``fdenv.train.frontier``): the policy's speak threshold and the cascade's endpointing silence,
+latency against pause TOR and MPE silence, in three room conditions, with a plot per condition.
 """
 
 from __future__ import annotations

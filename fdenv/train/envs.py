@@ -32,6 +32,24 @@ from .teacher import OracleTeacher
 
 ENV_ID = "fdenv/WhenToSpeak-v0"
 SETS = ("pause", "backchannel", "turn_taking", "interruption", "mpe")
+# Domain randomisation (``randomize=True``): each episode draws a room preset (its geometry then
+# drawn from the episode's seed), a noise type and SNR, and an echo gain. Fields as SPEC 4's room.
+RANDOMIZE = {"rooms": ["anechoic", "office", "living_room", "kitchen", "meeting_room", "car_cabin"],
+             "noise": ["none", "white", "pink", "babble"], "snr_db": [5.0, 40.0], "echo_gain": [0.0, 1.0]}
+
+
+def draw_room(rng, randomize: dict) -> dict:
+    """One episode's room from ``randomize`` (``RANDOMIZE``'s keys; lists to draw from, ranges
+    ``[lo, hi]`` drawn uniformly)."""
+    r = {**RANDOMIZE, **randomize}
+    unknown = set(randomize) - set(RANDOMIZE)
+    if unknown:
+        raise ValueError(f"randomize: unknown keys {sorted(unknown)}; valid: {sorted(RANDOMIZE)}")
+    room = {"preset": str(r["rooms"][int(rng.integers(len(r["rooms"])))]),
+            "noise": str(r["noise"][int(rng.integers(len(r["noise"])))])}
+    room["snr_db"] = float(rng.uniform(*r["snr_db"]))
+    room["echo_gain"] = float(rng.uniform(*r["echo_gain"]))
+    return room
 
 
 def load_scenes(scene_sets, split: str = "train") -> list:
@@ -60,7 +78,9 @@ class TurnTakingEnv(gym.Env):
     dict of ``OracleTeacher`` kwargs, or ``False``); ``lean_info`` (drop labels and records from
     infos: what vectorised training wants); ``balance``: how a reset without
     ``options["scene"]`` picks the scene: ``"kind"`` (default: a scene kind uniformly, then one of
-    its scenes, so that 280 multi-party scenes do not drown 70 of each FDB kind) or ``"scene"``.
+    its scenes, so that 280 multi-party scenes do not drown 70 of each FDB kind) or ``"scene"``;
+    ``randomize``: ``True`` (``RANDOMIZE``) or a dict overriding some of its keys: a room drawn per
+    episode (``info["room"]`` at reset says which); ``room`` is then only the first one.
     """
 
     metadata = {"render_modes": ["rgb_array"], "render_fps": 12.5}
@@ -69,7 +89,8 @@ class TurnTakingEnv(gym.Env):
                  sample_rate: int = 16000, scheduler: dict | None = None, rewards: dict | None = None,
                  reward_params: dict | None = None, takeover_s: float = 0.72, content: str = "gold",
                  backchannels=None, features: dict | None = None, teacher=True, lean_info: bool = False,
-                 balance: str = "kind", render_mode: str | None = None, behaviour: str = "natural"):
+                 balance: str = "kind", render_mode: str | None = None, behaviour: str = "natural",
+                 randomize=None):
         from ..sim.env import RoomEnv
 
         if render_mode not in (None, *self.metadata["render_modes"]):
@@ -82,6 +103,9 @@ class TurnTakingEnv(gym.Env):
         if balance not in ("scene", "kind"):
             raise ValueError(f"balance={balance!r}: 'scene' (every scene as likely) or 'kind' (every scene kind as likely)")
         self.balance = balance
+        self.randomize = dict(RANDOMIZE) if randomize is True else (dict(randomize) if randomize else None)
+        if self.randomize is not None:
+            draw_room(np.random.default_rng(0), self.randomize)  # check the keys now, not at the first reset
         self._by_kind: dict[str, list[str]] = {}
         for sc in self.room.scenes:
             self._by_kind.setdefault(sc.kind, []).append(sc.id)
@@ -108,6 +132,8 @@ class TurnTakingEnv(gym.Env):
             kinds = sorted(self._by_kind)
             ids = self._by_kind[kinds[int(self.np_random.integers(len(kinds)))]]
             options["scene"] = ids[int(self.np_random.integers(len(ids)))]
+        if self.randomize is not None and "room" not in options:
+            options["room"] = draw_room(self.np_random, self.randomize)
         obs, info = self.inner.reset(seed=seed, options=options)
         self._obs = obs
         self._return, self._length = 0.0, 0
@@ -147,6 +173,8 @@ class TurnTakingEnv(gym.Env):
             out["teacher"] = self.teacher(labels, voice.kind, voice.armed)
         if self.lean_info:
             out = {k: v for k, v in out.items() if k in ("reward_terms", "turn_action", "teacher")}
+        elif "scene_id" in info:  # reset
+            out["room"] = self.room.room_config
         return out
 
     def close(self):
@@ -166,10 +194,14 @@ def make_env_fn(**kwargs):
     return partial(TurnTakingEnv, **kwargs)
 
 
-def make_vec(num_envs: int, context: str | None = None, **kwargs) -> gym.vector.VectorEnv:
-    """``num_envs`` training envs in worker processes (``AsyncVectorEnv``, same-step autoreset:
-    the observation after a final step is the next episode's first one)."""
-    from gymnasium.vector import AsyncVectorEnv, AutoresetMode
+def make_vec(num_envs: int, context: str | None = None, processes: bool = True, **kwargs) -> gym.vector.VectorEnv:
+    """``num_envs`` training envs, same-step autoreset (the observation after a final step is the
+    next episode's first one): each in its own worker process (``AsyncVectorEnv``), or all in
+    this process one after the other (``processes=False``, ``SyncVectorEnv``: one core, no
+    inter-process round trips)."""
+    from gymnasium.vector import AsyncVectorEnv, AutoresetMode, SyncVectorEnv
 
     fns = [make_env_fn(**kwargs) for _ in range(num_envs)]
+    if not processes:
+        return SyncVectorEnv(fns, autoreset_mode=AutoresetMode.SAME_STEP)
     return AsyncVectorEnv(fns, context=context, autoreset_mode=AutoresetMode.SAME_STEP, shared_memory=True)

@@ -80,41 +80,87 @@ class LogMel:
         return self.sub_frames * self.n_mels
 
     def __call__(self, frame: np.ndarray) -> np.ndarray:
-        """``frame``: ``(frame_samples,)`` samples in [-1, 1] -> ``(sub_frames * n_mels,)``."""
+        """``frame``: ``(frame_samples,)`` samples in [-1, 1] -> ``(sub_frames * n_mels,)``, scaled
+        against digital silence."""
+        feat = (self.log10(frame) - LOG_OFFSET) / LOG_SCALE
+        return np.clip(feat, -CLIP, CLIP, out=feat).reshape(-1)
+
+    def log10(self, frame: np.ndarray) -> np.ndarray:
+        """``(sub_frames, n_mels)`` log10 mel power, unscaled."""
         x = torch.from_numpy(np.ascontiguousarray(frame, dtype=np.float32))
         with one_thread(), torch.no_grad():
             spec = torch.stft(x, self.n_fft, hop_length=self.hop, window=self.window, center=False,
                               return_complex=True)
             power = spec.real.square() + spec.imag.square()  # (bins, n_windows)
             mel = self.fb @ power[:, : self.sub_frames]  # (n_mels, sub_frames)
-            feat = (torch.log10(mel + LOG_FLOOR) - LOG_OFFSET) / LOG_SCALE
-            return feat.clamp_(-CLIP, CLIP).T.reshape(-1).numpy()
+            return torch.log10(mel + LOG_FLOOR).T.numpy()
 
     def config(self) -> dict:
         return {"n_mels": self.n_mels, "sub_frames": self.sub_frames, "n_fft": self.n_fft, "hop": self.hop}
 
 
+NORMALISE = ("silence", "floor")
+# "floor": log10 mel power is read against a per-band running noise floor (a minimum tracker that
+# drops at once to a quieter sub-frame and climbs FLOOR_RISE_DB_S otherwise), so steady noise
+# reads as silence and speech as its level above the noise. Anything below MIN_LOG10 (about 40 dB
+# under speech, below the quietest noise the rooms draw) counts as silence too, so digital zero
+# and faint noise look alike. FLOOR_SCALE: log10 units per feature unit (20 dB).
+FLOOR_RISE_DB_S = 1.0
+MIN_LOG10 = -7.0
+FLOOR_SCALE = 2.0
+
+
+class NoiseFloor:
+    """Per-band running noise floor of log10 mel power, ``(sub_frames, n_mels)`` per call."""
+
+    def __init__(self, sub_s: float, rise_db_s: float = FLOOR_RISE_DB_S):
+        self.step = rise_db_s / 10.0 * sub_s
+        self.reset()
+
+    def reset(self) -> None:
+        self.floor: np.ndarray | None = None
+
+    def __call__(self, log10: np.ndarray) -> np.ndarray:
+        out = np.empty_like(log10)
+        f = log10[0].copy() if self.floor is None else self.floor
+        for i in range(len(log10)):
+            f = np.minimum(log10[i], f + self.step)
+            out[i] = f
+        self.floor = f
+        return out
+
+
 class FeatureHistory:
     """The last ``history`` feature rows, oldest first; the start is filled with rows of silence.
 
-    A row: the frame's log-mel vectors, then the assistant's own state (``own_dim`` values, when
-    ``TurnActions`` gives them), then *context*: for each time constant in ``context`` (seconds),
+    A row: the frame's log-mel vectors (``normalise``: ``"silence"``, scaled against digital
+    silence, or ``"floor"``, in units of 20 dB above the running noise floor, see
+    ``NoiseFloor``); with ``playback``, the log-mel of what the assistant itself played in the
+    frame (``n_mels`` values, averaged over the sub-frames: the reference its echo can be told
+    from) and the noise floor's level; then the assistant's own state (``own_dim`` values, when
+    ``TurnActions`` gives them); then *context*: for each time constant in ``context`` (seconds),
     a leaky average of the microphone level (the row's mean log-mel above silence) and one of
     whether the assistant played a clip (``own[2]``). The averages reach back beyond the window
     ("someone spoke 3 s ago", "I answered 5 s ago") at the cost of a few numbers per row.
     """
 
     def __init__(self, logmel: LogMel, history: int = 24, own_dim: int = 0, channel: int = 0,
-                 context=(1.0, 4.0), frame_s: float = 0.08):
+                 context=(1.0, 4.0), frame_s: float = 0.08, normalise: str = "silence", playback: bool = False):
         if history < 1:
             raise ValueError(f"history must be >= 1 frame, got {history}")
+        if normalise not in NORMALISE:
+            raise ValueError(f"normalise={normalise!r}: valid are {list(NORMALISE)}")
         self.logmel, self.history, self.own_dim, self.channel = logmel, int(history), int(own_dim), int(channel)
+        self.normalise, self.playback = normalise, bool(playback)
         self.context = tuple(float(c) for c in (context or ()))
         if any(c <= 0 for c in self.context):
             raise ValueError(f"context time constants must be positive seconds, got {self.context}")
         self._alpha = np.array([1.0 - math.exp(-frame_s / c) for c in self.context], np.float32)
-        self.n_features = logmel.size + self.own_dim + 2 * len(self.context)
-        silent_mel = logmel(np.zeros(logmel.frame_samples, np.float32))
+        self.n_extra = logmel.n_mels + 1 if self.playback else 0
+        self.n_features = logmel.size + self.n_extra + self.own_dim + 2 * len(self.context)
+        self._floor = NoiseFloor(frame_s / logmel.sub_frames)
+        zeros = np.zeros(logmel.frame_samples, np.float32)
+        silent_mel = self._mic(zeros) if normalise == "floor" else logmel(zeros)
         self._silence_level = float(silent_mel.mean())
         self._silence = np.concatenate([silent_mel, np.zeros(self.n_features - logmel.size, np.float32)])
         self._silence = self._silence.astype(np.float32)
@@ -122,28 +168,51 @@ class FeatureHistory:
 
     @property
     def own_columns(self) -> slice:
-        """Where the assistant's own state sits in a row: after the log-mels, before the averages."""
+        """Where the assistant's own state sits in a row: before the context averages."""
         return own_columns(self.n_features, self.own_dim, len(self.context))
 
     def reset(self) -> None:
         self._buf = np.tile(self._silence, (self.history, 1))
         self._ema = np.zeros((2, len(self.context)), np.float32)
+        self._floor.reset()
 
-    def push(self, audio: np.ndarray, own: np.ndarray | None = None) -> np.ndarray:
-        """Add one frame (``(n_mics, N)`` or ``(N,)``) and return a fresh ``(history, n_features)``."""
+    def _mic(self, frame: np.ndarray) -> np.ndarray:
+        if self.normalise == "silence":
+            return self.logmel(frame)
+        x = np.maximum(self.logmel.log10(frame), MIN_LOG10)
+        floor = np.maximum(self._floor(x), MIN_LOG10)
+        return np.clip((x - floor) / FLOOR_SCALE, -1.0, CLIP).reshape(-1)
+
+    def push(self, audio: np.ndarray, own: np.ndarray | None = None, playback: np.ndarray | None = None) -> np.ndarray:
+        """Add one frame (``(n_mics, N)`` or ``(N,)``; ``playback``: the ``(N,)`` samples the
+        assistant played in it) and return a fresh ``(history, n_features)``."""
         frame = audio[self.channel] if audio.ndim == 2 else audio
         row = np.empty(self.n_features, np.float32)
         m = self.logmel.size
-        row[:m] = self.logmel(frame)
+        row[:m] = self._mic(frame)
+        if self.playback:
+            e = m + self.logmel.n_mels
+            if playback is None or not playback.any():
+                row[m:e] = 0.0
+            else:
+                x = np.maximum(self.logmel.log10(playback), MIN_LOG10).mean(axis=0)
+                row[m:e] = np.minimum((x - MIN_LOG10) / FLOOR_SCALE, CLIP)
+            fl = self._floor.floor
+            row[e] = 0.0 if fl is None else min(CLIP, (float(fl.mean()) - MIN_LOG10) / FLOOR_SCALE)
+        o = m + self.n_extra
         if self.own_dim:
-            row[m : m + self.own_dim] = 0.0 if own is None else own
+            row[o : o + self.own_dim] = 0.0 if own is None else own
         if self.context:
             level = max(0.0, float(row[:m].mean()) - self._silence_level) / 2.0
             played = float(own[2]) if own is not None and self.own_dim > 2 else 0.0
             self._ema[0] += self._alpha * (level - self._ema[0])
             self._ema[1] += self._alpha * (played - self._ema[1])
-            row[m + self.own_dim :] = self._ema.reshape(-1)
-        self._buf = np.concatenate([self._buf[1:], row[None]], axis=0)
+            row[o + self.own_dim :] = self._ema.reshape(-1)
+        if self.history == 1:
+            self._buf[0] = row
+        else:
+            self._buf[:-1] = self._buf[1:]
+            self._buf[-1] = row
         return self._buf.copy()
 
 
@@ -151,35 +220,49 @@ class LogMelFeatures(gym.ObservationWrapper, gym.utils.RecordConstructorArgs):
     """Observation wrapper: the microphones (a ``Box``, or ``TurnActions``' ``Dict`` with
     ``"audio"`` and ``"own"``) -> ``Box(-5, 5, (history, n_features), float32)``: for each of the
     last ``history`` frames of microphone ``channel``, oldest first, the log-mel vectors, the
-    assistant's own state (when the observation has one) and the context averages
+    assistant's own playback and state (when the observation has them) and the context averages
     (``FeatureHistory``).
 
     Arguments: ``history`` (frames, default 24 = 1.92 s), ``n_mels`` (32), ``sub_frames`` (4 per
     80 ms frame), ``channel`` (0), ``fmin`` / ``fmax`` (50 / 8000 Hz), ``context`` (time constants
-    in seconds of the leaky averages appended to each row, default (1, 4); ``()`` for none).
+    in seconds of the leaky averages appended to each row, default (1, 4); ``()`` for none),
+    ``normalise`` (``"silence"``: scaled against digital silence, the default; ``"floor"``:
+    against the running noise floor), ``playback`` (add what the assistant played: needs
+    ``TurnActions``' ``"playback"``).
     """
 
     def __init__(self, env: gym.Env, history: int = 24, n_mels: int = 32, sub_frames: int = 4, channel: int = 0,
-                 fmin: float = 50.0, fmax: float = 8000.0, context=(1.0, 4.0)):
+                 fmin: float = 50.0, fmax: float = 8000.0, context=(1.0, 4.0), normalise: str = "silence",
+                 playback: bool = False):
         context = tuple(float(c) for c in (context or ()))
         gym.utils.RecordConstructorArgs.__init__(self, history=history, n_mels=n_mels, sub_frames=sub_frames,
-                                                 channel=channel, fmin=fmin, fmax=fmax, context=context)
+                                                 channel=channel, fmin=fmin, fmax=fmax, context=context,
+                                                 normalise=normalise, playback=playback)
         gym.ObservationWrapper.__init__(self, env)
         _single_thread_in_workers()
         space = env.observation_space
         if isinstance(space, spaces.Dict):
             audio_space, own = space["audio"], space.spaces.get("own")
             own_dim = 0 if own is None else int(np.prod(own.shape))
+            has_playback = "playback" in space.spaces
         else:
-            audio_space, own_dim = space, 0
+            audio_space, own_dim, has_playback = space, 0, False
+        if playback and not has_playback:
+            raise ValueError("LogMelFeatures(playback=True): the env gives no 'playback' (wrap it in TurnActions)")
         n_mics, n = audio_space.shape[-2:] if len(audio_space.shape) == 2 else (1, audio_space.shape[-1])
         if not 0 <= channel < n_mics:
             raise ValueError(f"channel={channel}: the env has {n_mics} microphone(s)")
         sr = int(round(n / 0.08))
-        self.history = FeatureHistory(LogMel(sr, n, n_mels, sub_frames, fmin, fmax), history, own_dim, channel, context)
+        self.history = FeatureHistory(LogMel(sr, n, n_mels, sub_frames, fmin, fmax), history, own_dim, channel, context,
+                                      normalise=normalise, playback=playback)
+        self.playback = bool(playback)
         lo = np.full((history, self.history.n_features), -CLIP, np.float32)
         hi = np.full((history, self.history.n_features), CLIP, np.float32)
         m = self.history.logmel.size
+        if normalise == "floor":
+            lo[:, :m] = -1.0
+        m += self.history.n_extra
+        lo[:, m - self.history.n_extra : m] = 0.0  # playback level and floor level: non-negative
         if own_dim:
             lo[:, m : m + own_dim] = np.broadcast_to(own.low.reshape(-1), (history, own_dim))
             hi[:, m : m + own_dim] = np.broadcast_to(own.high.reshape(-1), (history, own_dim))
@@ -192,7 +275,8 @@ class LogMelFeatures(gym.ObservationWrapper, gym.utils.RecordConstructorArgs):
 
     def observation(self, observation):
         if isinstance(observation, dict):
-            return self.history.push(observation["audio"], observation.get("own"))
+            return self.history.push(observation["audio"], observation.get("own"),
+                                     observation.get("playback") if self.playback else None)
         return self.history.push(observation)
 
 

@@ -1,0 +1,260 @@
+"""Operating-point frontiers: latency against pause take-overs and MPE silence, for a learned
+policy (a sweep of its speak threshold) and the cascade (a sweep of ``endpoint_silence_ms``).
+
+One point = one agent setting run through ``fdenv.run.run`` (scored run folders, resumable) on the
+pause, turn-taking and MPE scenes of a split in one room condition. Per point: pause TOR (paper),
+turn-taking TOR, median and 90th-percentile turn-taking latency (paper, episodes with TO = 1) and
+MPE silence preservation, each with a 95 % bootstrap interval over scenes (MPE: over pairs).
+
+``latency_at_tor`` reads a frontier at one pause TOR (0.10 by default): the median latency
+interpolated linearly between the two points whose pause TORs bracket it. Its interval, and the
+interval of the policy-minus-cascade difference, come from resampling scenes (the same resample
+for every point of a frontier, and for both agents: they ran the same scenes).
+
+    python -m fdenv.cli.compare frontier --policy best.pt --conditions anechoic car_cabin --limit 8
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+from ..score import stats
+
+# The three conditions of the comparison (SPEC 4 room configs).
+CONDITIONS = {
+    "anechoic": None,
+    "office_noise_echo": {"preset": "office", "noise": "pink", "snr_db": 25.0, "echo_gain": 0.5},
+    "car_cabin": "car_cabin",
+}
+THRESHOLDS = (0.1, 0.3, 0.5, 0.7, 0.9)
+ENDPOINTS_MS = (200, 500, 1000, 1500, 2000)
+SETS = ("pause", "turn_taking", "mpe")
+TARGET_TOR = 0.10
+
+
+def point_data(lines: list[dict]) -> dict:
+    """Per-scene values of one run: ``pause`` {scene: TO}, ``latency`` {scene: s} (TO = 1),
+    ``tt`` {scene: TO}, ``silence`` {pair: (preserved, windows)}."""
+    out = {"pause": {}, "latency": {}, "tt": {}, "silence": {}}
+    for ln in lines:
+        fdb, mpe = ln.get("fdb"), ln.get("mpe")
+        if fdb:
+            paper, sid = fdb.get("paper") or {}, ln["scene_id"]
+            if fdb.get("dimension") == "pause_handling" and paper.get("to") is not None:
+                out["pause"][sid] = float(paper["to"])
+            elif fdb.get("dimension") == "turn_taking" and paper.get("to") is not None:
+                out["tt"][sid] = float(paper["to"])
+                if paper["to"] == 1 and paper.get("latency_s") is not None:
+                    out["latency"][sid] = float(paper["latency_s"])
+        if mpe:
+            group = ln.get("pair_id") or ln["scene_id"]
+            den = mpe.get("silence_judged") if mpe.get("silence_judged") is not None else mpe.get("silence_windows")
+            p, w = out["silence"].get(group, (0, 0))
+            out["silence"][group] = (p + int(mpe.get("silence_preserved") or 0), w + int(den or 0))
+    return out
+
+
+def summarise(data: dict) -> dict:
+    """A point's measures with 95 % intervals."""
+    def est(e):
+        return e.as_dict()
+
+    pause, tt, lat = data["pause"], data["tt"], data["latency"]
+    sil = data["silence"]
+    out = {
+        "pause_tor": est(stats.bootstrap_mean(list(pause.values()), list(pause))),
+        "turn_taking_tor": est(stats.bootstrap_mean(list(tt.values()), list(tt))),
+        "latency_median": est(stats.bootstrap_quantile(list(lat.values()), list(lat), q=0.5)),
+        "latency_p90": est(stats.bootstrap_quantile(list(lat.values()), list(lat), q=0.9)),
+    }
+    if sil:
+        out["mpe_silence"] = est(stats.bootstrap_ratio([p for p, _ in sil.values()], [w for _, w in sil.values()],
+                                                        list(sil)))
+    return out
+
+
+def _interp(tors: np.ndarray, lats: np.ndarray, target: float) -> float:
+    """Median latency at pause TOR ``target`` along points (NaN where it is off the frontier)."""
+    ok = np.isfinite(tors) & np.isfinite(lats)
+    t, v = tors[ok], lats[ok]
+    if len(t) == 0 or target < t.min() - 1e-12 or target > t.max() + 1e-12:
+        return float("nan")
+    order = np.lexsort((v, t))  # by TOR, then latency
+    t, v = t[order], v[order]
+    # at equal TOR keep the lowest latency: the frontier is the best setting at that TOR
+    uniq, first = np.unique(t, return_index=True)
+    return float(np.interp(target, uniq, v[first]))
+
+
+def _point_values(data: dict, pause_ids, lat_ids, pause_w: np.ndarray, lat_w: np.ndarray) -> tuple[float, float]:
+    """Pause TOR and median latency of a point under scene weights (bootstrap counts)."""
+    p = np.array([data["pause"].get(s, np.nan) for s in pause_ids])
+    ok = np.isfinite(p) & (pause_w > 0)
+    tor = float(np.sum(p[ok] * pause_w[ok]) / np.sum(pause_w[ok])) if ok.any() else float("nan")
+    lat = np.array([data["latency"].get(s, np.nan) for s in lat_ids])
+    ok = np.isfinite(lat) & (lat_w > 0)
+    if not ok.any():
+        return tor, float("nan")
+    vals = np.repeat(lat[ok], lat_w[ok].astype(int))
+    return tor, float(np.median(vals))
+
+
+def latency_at_tor(policy_points: list[dict], cascade_points: list[dict], target: float = TARGET_TOR,
+                   n_resamples: int = 2000, seed: int = 0) -> dict:
+    """Median latency at pause TOR ``target`` for both frontiers and their difference (policy -
+    cascade), each with a 95 % interval from resampling pause and turn-taking scenes."""
+    datas = [p["data"] for p in policy_points + cascade_points]
+    pause_ids = sorted({s for d in datas for s in d["pause"]})
+    lat_ids = sorted({s for d in datas for s in d["tt"]})
+    rng = np.random.default_rng(seed)
+
+    def frontier_at(points, pw, lw):
+        vals = [_point_values(p["data"], pause_ids, lat_ids, pw, lw) for p in points]
+        return _interp(np.array([v[0] for v in vals]), np.array([v[1] for v in vals]), target)
+
+    ones_p, ones_l = np.ones(len(pause_ids)), np.ones(len(lat_ids))
+    point = {"policy": frontier_at(policy_points, ones_p, ones_l), "cascade": frontier_at(cascade_points, ones_p, ones_l)}
+    boot = {"policy": [], "cascade": [], "diff": []}
+    for _ in range(n_resamples):
+        pw = rng.multinomial(len(pause_ids), np.full(len(pause_ids), 1 / len(pause_ids))) if pause_ids else ones_p
+        lw = rng.multinomial(len(lat_ids), np.full(len(lat_ids), 1 / len(lat_ids))) if lat_ids else ones_l
+        a, b = frontier_at(policy_points, pw, lw), frontier_at(cascade_points, pw, lw)
+        boot["policy"].append(a), boot["cascade"].append(b), boot["diff"].append(a - b)
+    out = {"target_tor": target}
+    for key, value in (("policy", point["policy"]), ("cascade", point["cascade"]),
+                       ("diff", point["policy"] - point["cascade"])):
+        b = np.array(boot[key])
+        b = b[np.isfinite(b)]
+        defined = len(b) / n_resamples
+        lo, hi = (float(np.percentile(b, 2.5)), float(np.percentile(b, 97.5))) if len(b) else (None, None)
+        out[key] = {"value": None if not np.isfinite(value) else float(value), "lo": lo, "hi": hi,
+                    "defined_share": round(defined, 3)}
+    d = out["diff"]
+    out["policy_faster"] = bool(d["hi"] is not None and d["hi"] < 0 and out["diff"]["defined_share"] >= 0.95)
+    return out
+
+
+def run_point(agent, condition, sets=SETS, split: str = "test", limit: int | None = None, out="runs",
+              scoring: dict | None = None, progress: bool = False) -> dict:
+    from ..run import run
+    from ..runs import read_episodes
+    from .compare import with_mpe
+
+    lines = []
+    for s in sets:
+        folder = run(agent, scene_set=s, split=split, limit=limit, out=out, scoring=scoring, progress=progress,
+                     room=condition)
+        lines += with_mpe(folder, read_episodes(folder), scoring)
+    data = point_data(lines)
+    return {"data": data, "summary": summarise(data)}
+
+
+def frontier(policy_checkpoint, make_agent, conditions=tuple(CONDITIONS), thresholds=THRESHOLDS,
+             endpoints_ms=ENDPOINTS_MS, sets=SETS, split: str = "test", limit: int | None = None, out="runs",
+             scoring: dict | None = None, log=print) -> dict:
+    """Both frontiers in each condition, and the latency at pause TOR 0.10. ``make_agent``:
+    ``fdenv_agents.make_agent`` (the command line passes it: only it imports the agents).
+    ``scoring``: the runs' scoring settings; default the ``paper`` profile alone (the measures
+    here are all ``paper``'s)."""
+    scoring = {"profiles": ["paper"]} if scoring is None else scoring
+    res = {}
+    for cond in conditions:
+        if cond not in CONDITIONS:
+            raise ValueError(f"condition {cond!r}: valid are {list(CONDITIONS)}")
+        room = CONDITIONS[cond]
+        pts = {"policy": [], "cascade": []}
+        for th in thresholds:
+            agent = make_agent("policy", checkpoint=str(policy_checkpoint), threshold=float(th))
+            p = run_point(agent, room, sets, split, limit, out, scoring)
+            pts["policy"].append({"setting": {"threshold": float(th)}, **p})
+            log(f"[{cond}] policy threshold {th}: {_brief(p['summary'])}")
+        for ms in endpoints_ms:
+            agent = make_agent("cascade", endpoint_silence_ms=int(ms))
+            p = run_point(agent, room, sets, split, limit, out, scoring)
+            pts["cascade"].append({"setting": {"endpoint_silence_ms": int(ms)}, **p})
+            log(f"[{cond}] cascade endpoint {ms} ms: {_brief(p['summary'])}")
+        res[cond] = {"room": room, **pts, "at_tor": latency_at_tor(pts["policy"], pts["cascade"])}
+    return res
+
+
+def _brief(s: dict) -> str:
+    def v(k):
+        e = s.get(k) or {}
+        return "-" if e.get("value") is None else f"{e['value']:.2f}"
+
+    return (f"pause TOR {v('pause_tor')}, turn-taking TOR {v('turn_taking_tor')}, latency median "
+            f"{v('latency_median')} s / p90 {v('latency_p90')} s, MPE silence {v('mpe_silence')}")
+
+
+def markdown(res: dict) -> str:
+    lines = []
+    for cond, r in res.items():
+        lines += [f"### {cond}", "", "| agent | setting | pause TOR | turn-taking TOR | latency median, s | latency p90, s "
+                  "| MPE silence |", "|---|---|---|---|---|---|---|"]
+        for who in ("policy", "cascade"):
+            for p in r[who]:
+                s = p["summary"]
+                cells = [_cell(s.get(k)) for k in ("pause_tor", "turn_taking_tor", "latency_median", "latency_p90",
+                                                     "mpe_silence")]
+                setting = ", ".join(f"{k}={v}" for k, v in p["setting"].items())
+                lines.append(f"| {who} | {setting} | " + " | ".join(cells) + " |")
+        a = r["at_tor"]
+        lines += ["", f"Median latency at pause TOR {a['target_tor']:.2f}: policy {_cell(a['policy'])}, cascade "
+                      f"{_cell(a['cascade'])}, difference {_cell(a['diff'])} "
+                      f"({'policy faster, interval excludes 0' if a['policy_faster'] else 'not shown faster'}).", ""]
+    return "\n".join(lines)
+
+
+def _cell(e) -> str:
+    if not e or e.get("value") is None:
+        return "-"
+    if e.get("lo") is None:
+        return f"{e['value']:.3f}"
+    return f"{e['value']:.3f} [{e['lo']:.3f}, {e['hi']:.3f}]"
+
+
+def plot(res: dict, folder: str | Path, prefix: str = "frontier") -> list[Path]:
+    """One figure per condition: median (solid) and p90 (dotted) latency against pause TOR."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    paths = []
+    for cond, r in res.items():
+        fig, ax = plt.subplots(figsize=(6, 4))
+        for who, color, key in (("policy", "C0", "threshold"), ("cascade", "C1", "endpoint_silence_ms")):
+            pts = sorted(r[who], key=lambda p: p["setting"][key])
+            x = [_v(p["summary"], "pause_tor") for p in pts]
+            ax.plot(x, [_v(p["summary"], "latency_median") for p in pts], "o-", color=color, label=f"{who}, median")
+            ax.plot(x, [_v(p["summary"], "latency_p90") for p in pts], ":", color=color, label=f"{who}, p90")
+            for p, xi in zip(pts, x):
+                y = _v(p["summary"], "latency_median")
+                if np.isfinite(xi) and np.isfinite(y):
+                    sil = _v(p["summary"], "mpe_silence")
+                    ax.annotate(f"{p['setting'][key]}" + (f"\nsil {sil:.2f}" if np.isfinite(sil) else ""), (xi, y),
+                                fontsize=6, xytext=(3, 3), textcoords="offset points")
+        ax.axvline(TARGET_TOR, color="0.6", ls="--", lw=1)
+        ax.set_xlabel("pause TOR (paper; lower is better)")
+        ax.set_ylabel("turn-taking latency, s (TO = 1)")
+        ax.set_title(f"{cond}: latency against pause take-overs")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7)
+        fig.tight_layout()
+        path = Path(folder) / f"{prefix}_{cond}.png"
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+        paths.append(path)
+    return paths
+
+
+def _v(s: dict, k: str) -> float:
+    e = s.get(k) or {}
+    return float("nan") if e.get("value") is None else float(e["value"])
+
+
+def save(res: dict, path: str | Path) -> None:
+    Path(path).write_text(json.dumps(res, indent=1))
