@@ -1,6 +1,6 @@
 """``fdenv-train``: train a when-to-speak policy (behaviour cloning, then PPO), behind Hydra.
 
-    fdenv-train                                    # conf/train.yaml: 28 min on 2 workers
+    fdenv-train                                    # conf/train.yaml: 28 min, 8 envs in one process
     fdenv-train time_limit_min=5 ppo.lr=1e-4 rewards.pause=2
     fdenv-train compare.enabled=true compare.report=docs/compare.md
 
