@@ -9,7 +9,8 @@ ends or the policy chooses silent.
 since the policy only decides when to speak) or ``"gold"`` (the scene's gold answers, as in
 training; privileged: the runner then passes the scene and labels and marks the scores).
 ``threshold``: speak when the policy's P(speak) reaches it (else the likeliest action); null:
-the likeliest action. ``checkpoint``: a path (relative to where you start); default the shipped
+the checkpoint's own (``fdenv.train.ppo.calibrate_threshold`` picks it on the validation split),
+or the likeliest action when it has none. ``checkpoint``: a path (relative to where you start); default the shipped
 ``fdenv/train/checkpoints/turn_policy.pt``. Its hash is part of ``config()``, so a retrained
 checkpoint gets its own run folder.
 """
@@ -45,10 +46,13 @@ class PolicyAgent(Agent):
         self.tts, self.voice_knob = tts, voice
         if threshold is not None and not 0.0 < float(threshold) <= 1.0:
             raise ValueError(f"policy: threshold={threshold!r}; a probability in (0, 1], or null for the likeliest action")
-        self.threshold = None if threshold is None else float(threshold)
+        self.threshold_knob = threshold
         from fdenv.train.policy import load
 
         self.policy, self.meta = load(self.checkpoint)
+        # null: the threshold the checkpoint was calibrated with on validation (else argmax)
+        chosen = threshold if threshold is not None else self.meta.get("actions", {}).get("threshold")
+        self.threshold = None if chosen is None else float(chosen)
         self._sha = hashlib.sha256(self.checkpoint.read_bytes()).hexdigest()[:12]
         self._renderers: dict = {}
 

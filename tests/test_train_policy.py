@@ -238,3 +238,20 @@ def test_noop_action_reads_the_own_state_columns_of_real_observations():
             break
     assert got == want
     assert SPEAK in want and want.count(SILENT) > 50
+
+
+def test_policy_agent_takes_the_checkpoints_calibrated_threshold(tmp_path):
+    from fdenv_agents import make_agent
+
+    torch.manual_seed(0)
+    pol = TurnPolicy(STREAM_N_FEATURES, hidden=8, recurrent=True)
+    path = save(pol, tmp_path / "t.pt", STREAM_FEATURES, {"names": ["silent", "backchannel", "speak"], "threshold": 0.3})
+    assert make_agent("policy", checkpoint=str(path)).threshold == 0.3
+    assert make_agent("policy", checkpoint=str(path), threshold=0.6).config()["threshold"] == 0.6
+    plain = save(pol, tmp_path / "p.pt", STREAM_FEATURES, {"names": ["silent", "backchannel", "speak"]})
+    assert make_agent("policy", checkpoint=str(plain)).threshold is None
+    with pytest.raises(ValueError, match="threshold"):
+        make_agent("policy", checkpoint=str(plain), threshold=1.5)
+    from fdenv_agents.policy import default_checkpoint
+
+    assert load(default_checkpoint())[1]["actions"]["threshold"] == 0.3  # the shipped one, chosen on validation

@@ -115,7 +115,7 @@ class Evaluator:
         kw.pop("scene_sets"), kw.pop("split")
         self.env = TurnTakingEnv(scenes=scenes, **kw)
 
-    def __call__(self, policy: TurnPolicy) -> dict:
+    def __call__(self, policy: TurnPolicy, threshold: float | None = None) -> dict:
         returns, by_kind, terms = [], {}, {}
         frames, talking = 0, 0
         for i, sid in enumerate(self.ids):
@@ -123,7 +123,7 @@ class Evaluator:
             state = None
             while True:
                 with one_thread():
-                    a, state = policy.act_stream(obs, state, deterministic=True)
+                    a, state = policy.act_stream(obs, state, deterministic=True, threshold=threshold)
                 obs, _, term, trunc, info = self.env.step(int(a))
                 frames += 1
                 talking += int(a) != SILENT
@@ -137,6 +137,29 @@ class Evaluator:
         return {"val_return": float(np.mean(returns)), "val_frames": frames, "val_talk_frames": talking,
                 "val_by_kind": {k: float(np.mean(v)) for k, v in by_kind.items()},
                 "val_terms": {k: float(np.mean(v)) for k, v in terms.items()}}
+
+
+def calibrate_threshold(checkpoint: str | Path, thresholds=(None, 0.1, 0.2, 0.3, 0.4, 0.5), cfg: dict | None = None,
+                        log=print) -> dict:
+    """The speak threshold with the best greedy return on the validation episodes (``cfg``'s
+    ``eval`` settings and envs), written into the checkpoint (``actions["threshold"]``; None:
+    argmax), where the ``policy`` agent takes it as its default. Returns the returns by threshold."""
+    pol, meta = policy_io.load(checkpoint)
+    feats = {k: v for k, v in meta["features"].items() if k != "sample_rate"}
+    cfg = merge(DEFAULTS, merge({"features": feats, "env": {"sample_rate": meta["features"].get("sample_rate", 16000)}},
+                                cfg))
+    evaluator = Evaluator(cfg)
+    scores = {}
+    for th in thresholds:
+        res = evaluator(pol, threshold=th)
+        scores[th] = res["val_return"]
+        log(f"[calibrate] threshold {th}: val return {res['val_return']:.3f} "
+            + " ".join(f"{k}={v:.2f}" for k, v in res["val_by_kind"].items()))
+    best = max(scores, key=lambda t: scores[t])
+    blob = torch.load(checkpoint, map_location="cpu", weights_only=True)
+    policy_io.save(pol, checkpoint, blob["features"], {**blob["actions"], "threshold": best},
+                   {**blob["train"], "threshold_returns": {str(k): v for k, v in scores.items()}})
+    return {"threshold": best, "val_returns": scores}
 
 
 def _episodes(info: dict) -> list[dict]:
