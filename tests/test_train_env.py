@@ -69,7 +69,7 @@ def test_speak_plays_a_whole_utterance_and_silent_stops_it():
     loud = []
     obs, _, _, _, info = env.step(SPEAK)
     loud.append(info["turn_action"]["utterance"])
-    np.testing.assert_array_equal(obs["playback"], env.env.unwrapped._assistant[1280:2560])  # what played
+    np.testing.assert_array_equal(obs["playback"], env.env.unwrapped.episode.assistant[1280:2560])  # what played
     clip_frames = int(np.ceil(len(env.voice.renderer.clip(env.voice.text, env.voice.voice)) / 1280))
     for _ in range(clip_frames + 5):  # "speak" while it plays goes on; it ends by itself
         obs, _, _, _, info = env.step(SPEAK if env.voice.playing else SILENT)
@@ -266,7 +266,7 @@ def test_playback_features_follow_what_the_assistant_plays():
         obs, _, _, _, info = env.step(SPEAK if k < 30 else SILENT)
         played.append(bool(env.actions.voice.own[2]))
         heard.append(float(obs[-1, cols].max()))
-        frame = env.room._assistant[(k + 1) * 1280 : (k + 2) * 1280]  # what the assistant played in it
+        frame = env.room.episode.assistant[(k + 1) * 1280 : (k + 2) * 1280]  # what the assistant played in it
         rms.append(float(np.sqrt(np.mean(frame ** 2))))
     assert played[0] and not played[-1] and sum(played) == 30
     # a frame of the clip that is not a pause between words reads loud; nothing played reads 0
