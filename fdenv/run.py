@@ -8,8 +8,10 @@ raises ``fdenv.errors.AgentError``: the episode is noted in ``failures.jsonl`` a
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
+import time
 from contextlib import nullcontext
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -18,10 +20,12 @@ from typing import Iterable
 from . import __version__
 from .errors import AgentError, RunFolderError
 from .record import EpisodeRecord
-from .runs import (EPISODES, append_line, config_key, drop_lines, jsonable, load_records, locked, note_failure, open_run,
-                   read_episodes, record_exists, record_stem)
+from .runs import (EPISODES, FAILURES, append_line, config_key, drop_lines, jsonable, load_records, locked, note_failure,
+                   open_run, read_episodes, record_exists, record_stem)
 
 __all__ = ["EpisodeResult", "config_key", "load_records", "make_env", "read_episodes", "run", "run_episode"]
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -71,23 +75,30 @@ def make_env(scene_set: str | None = None, scenes: Iterable | None = None, split
 def run(agent, *, scene_set: str | None = None, scenes: Iterable | None = None, split: str = "all",
         seeds: Iterable[int] = (0,), out: str | os.PathLike = "runs", limit: int | None = None,
         score: bool = True, scoring: dict | None = None, progress: bool = True, wait: bool = True,
-        **env_kwargs) -> Path:
-    """Run ``agent`` over scenes x seeds into a run folder; returns its path. Resumable. One runner
-    writes a folder at a time: another one holding it is waited for (``wait=False``: RunLockedError)."""
+        fresh: bool = False, **env_kwargs) -> Path:
+    """Run ``agent`` over scenes x seeds into a run folder; returns its path. Resumable: finished
+    episodes of the same configuration, source and scenes are reused (``fresh``: start over). One
+    runner writes a folder at a time: another one holding it is waited for (``wait=False``:
+    RunLockedError)."""
+    from .digest import run_digests
     env = make_env(scene_set=scene_set, scenes=scenes, split=split, score=score, scoring=scoring, **env_kwargs)
     base = env.unwrapped
     scene_ids = [s.id for s in base.scenes][: limit if limit else None]
     seeds = list(seeds)
+    agent_config = jsonable(agent.config())
     config = {
-        "agent": {"name": getattr(agent, "name", type(agent).__name__), **jsonable(agent.config())},
+        "agent": {"name": getattr(agent, "name", type(agent).__name__), **agent_config},
         "env": base.result_config(),
         "scenes": {"set": scene_set, "split": split, "ids": None if scene_set and not limit else scene_ids},
         "scoring": _scoring_config(env),
         "fdenv": __version__,
         "versions": library_versions(),
+        "digest": run_digests(agent, agent_config, [s for s in base.scenes if s.id in set(scene_ids)]),
     }
     folder = open_run(out, config)
     with locked(folder, wait=wait, notice=_notice) as writable:
+        if fresh and writable:
+            _start_over(folder)
         lines = read_episodes(folder, repair=writable)
         kept = [line for line in lines if record_exists(folder, line)]
         if len(kept) < len(lines) and writable:  # a lost record file: its episode is done again
@@ -95,6 +106,8 @@ def run(agent, *, scene_set: str | None = None, scenes: Iterable | None = None, 
             drop_lines(folder, kept)
         done = {(line["scene_id"], line["seed"]) for line in kept}
         todo = [(sid, seed) for sid in scene_ids for seed in seeds if (sid, seed) not in done]
+        if done:
+            log.info("reused %d finished episodes from %s (fresh=true starts over)", len(done), folder)
         if todo and not writable:
             raise RunFolderError(f"{folder}: cannot be written (read-only?) and {len(todo)} episode(s) are not done; "
                                  "make it writable or choose another out=")
@@ -182,8 +195,55 @@ class _NoBar:
 
 
 def _progress(total: int, initial: int, desc: str, enabled: bool):
+    """A bar on a terminal; elsewhere (a log file, a pipe) log lines without carriage returns."""
     if not enabled:
         return _NoBar()
+    if not sys.stderr.isatty():
+        return _LogProgress(total, initial, desc)
     from tqdm import tqdm
 
     return tqdm(total=total, initial=initial, desc=desc, unit="ep", leave=False)
+
+
+class _LogProgress:
+    """Progress as log lines: the first episode, then at most one line each 30 s, and the last."""
+
+    every_s = 30.0
+
+    def __init__(self, total: int, initial: int, desc: str):
+        self.total, self.n, self.first, self.desc = total, initial, initial, desc
+        self.t0, self.last = time.monotonic(), None
+
+    def update(self, k: int) -> None:
+        self.n += k
+        now = time.monotonic()
+        if self.last is not None and now - self.last < self.every_s and self.n < self.total:
+            return
+        self.last = now
+        rate = (now - self.t0) / max(1, self.n - self.first)
+        left = f", about {_duration(rate * (self.total - self.n))} left" if self.n < self.total else ""
+        log.info("%s: %d/%d episodes%s", self.desc, self.n, self.total, left)
+
+    def close(self) -> None:
+        pass
+
+
+def _duration(seconds: float) -> str:
+    seconds = int(round(seconds))
+    if seconds < 60:
+        return f"{seconds} s"
+    if seconds < 3600:
+        return f"{seconds // 60} min {seconds % 60:02d} s"
+    return f"{seconds // 3600} h {seconds % 3600 // 60:02d} min"
+
+
+def _start_over(folder: Path) -> None:
+    """``fresh=true``: the finished episodes of this key go, the folder (and its lock) stays."""
+    import shutil
+
+    n = len(read_episodes(folder))
+    for name in (EPISODES, FAILURES):
+        (folder / name).unlink(missing_ok=True)
+    shutil.rmtree(folder / "episodes", ignore_errors=True)
+    (folder / "episodes").mkdir()
+    log.info("fresh=true: removed %d finished episodes from %s", n, folder)

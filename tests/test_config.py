@@ -114,6 +114,10 @@ def test_tiny_sweep_with_each_launcher(tmp_path, launcher):
     assert "=== 2 runs" in r.stdout
     assert "silent" in r.stdout and "oracle *" in r.stdout
     assert len(list((tmp_path / "runs").iterdir())) == 2
+    if launcher == "basic":  # each job's log (Hydra's run.log) has its table and its run folder, no bar
+        logs = [p.read_text() for p in Path(tmp_path, "sweep").glob("*/run.log")]
+        assert len(logs) == 2 and all("turn_taking  1" in t and "run folder: " in t and "\r" not in t for t in logs)
+        assert r.stdout.count("run folder: ") == 2
 
 
 @pytest.mark.slow

@@ -12,12 +12,15 @@ one message that lists the valid choices.
 from __future__ import annotations
 
 import json
+import logging
 import sys
 from pathlib import Path
 
 from ..errors import ConfigError
 from .secrets import check_overrides, check_tree
 from ..paths import CONF_DIR
+
+log = logging.getLogger(__name__)
 
 
 def check_config(cfg) -> None:
@@ -116,15 +119,13 @@ def run_job(cfg) -> list[Path]:
     from ..run import load_records, run
     from ..timeline import timeline_text
 
-    import logging
-
     check_config(cfg)
     logging.getLogger("faster_whisper").setLevel(logging.WARNING)  # one line per ASR call otherwise
     agent = make_agent_from(cfg)
     folders = []
     common = dict(seeds=list(cfg.seeds), out=cfg.out, limit=cfg.scene.limit, progress=cfg.progress, room=_room(cfg),
                   tts=cfg.tts.backend, sample_rate=cfg.sample_rate, scoring=_scoring(cfg),
-                  behaviour=cfg.get("behaviour", "natural"))
+                  behaviour=cfg.get("behaviour", "natural"), fresh=bool(cfg.get("fresh")))
     sets = list(cfg.scene.sets)
     folder = _set_folder(cfg)
     if folder is not None:  # the set at that path (an older version of a shipped set) replaces scene.sets
@@ -141,7 +142,7 @@ def run_job(cfg) -> list[Path]:
         folders.append(run(agent, scene_set=scene_set, split=cfg.scene.split, **common))
     for folder in folders:
         for record in load_records(folder, limit=cfg.timelines):
-            print(f"[{agent.name}] " + timeline_text(record))
+            log.info(f"[{agent.name}] " + timeline_text(record))
     return folders
 
 
@@ -185,8 +186,6 @@ def main() -> None:
     def _main(cfg) -> None:
         from hydra.core.hydra_config import HydraConfig
 
-        from ..report import print_runs
-
         try:
             folders = run_job(cfg)
             value = objective_value(folders, dict(cfg.objective)) if cfg.get("objective") else None
@@ -196,9 +195,13 @@ def main() -> None:
         # The sweep's report (ReportCallback) finds each job's run folders here.
         out = Path(HydraConfig.get().runtime.output_dir)
         (out / FOLDERS_FILE).write_text(json.dumps([str(f.resolve()) for f in folders]))  # fdenv-report finds them
-        print_runs(folders)
+        from ..report import format_runs, run_summary
+
+        log.info(format_runs([run_summary(f) for f in folders]))
         if value is not None:
-            print(f"objective {value:.4f}")
+            log.info(f"objective {value:.4f}")
+        for f in folders:  # what the next commands (fdenv-report, fdenv-score, fdenv-export) take
+            log.info(f"run folder: {f}")
         return value
 
     try:  # before Hydra, which saves every override with the run
@@ -222,6 +225,7 @@ class ReportCallback:
         if folders:
             print(f"\n=== {len(folders)} runs ({sweep}) ===")
             print_runs(folders)
+            print(f"run folders: listed in {sweep}/*/{FOLDERS_FILE}; fdenv-report {sweep} --html site/ to browse them")
 
     def __getattr__(self, name):  # the other Callback hooks: nothing to do
         if name.startswith("on_"):

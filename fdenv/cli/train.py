@@ -12,6 +12,7 @@ into ``out`` (default: Hydra's output folder). Use the checkpoint with
 from __future__ import annotations
 
 import json
+import logging
 import shutil
 import sys
 from pathlib import Path
@@ -19,6 +20,8 @@ from pathlib import Path
 from ..errors import ConfigError
 from .secrets import check_overrides, check_tree
 from ..paths import CONF_DIR
+
+log = logging.getLogger(__name__)
 
 
 def check_config(cfg: dict) -> None:
@@ -47,18 +50,34 @@ def check_config(cfg: dict) -> None:
     need(cfg.get("checkpoint", "best") in ("best", "last"), "checkpoint: best|last")
 
 
+def _progress_log(budget_s: float):
+    """Training's progress lines, through logging (Hydra's run.log), each with the time left of
+    the wall-clock budget that ends training."""
+    import time
+
+    from ..run import _duration
+
+    start = time.monotonic()
+
+    def say(message: str) -> None:
+        used = time.monotonic() - start
+        log.info(f"[{_duration(used)} in, about {_duration(max(0.0, budget_s - used))} left] {message}")
+
+    return say
+
+
 def run_job(cfg: dict, out: Path) -> dict:
     from ..train.ppo import train
 
     check_config(cfg)
     summary = train({k: v for k, v in cfg.items() if k not in ("out", "compare", "checkpoint", "install")}, out=out,
-                    log=lambda s: print(s, flush=True))
+                    log=_progress_log(float(cfg["time_limit_min"]) * 60))
     ckpt = out / ("best.pt" if cfg.get("checkpoint", "best") == "best" else "policy.pt")
     if cfg.get("install"):
         dest = Path(cfg["install"])
         dest.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(ckpt, dest)
-        print(f"installed {ckpt} -> {dest}")
+        log.info(f"installed {ckpt} -> {dest}")
     comp = cfg.get("compare") or {}
     if comp.get("enabled"):
         from fdenv_agents import make_agent
@@ -67,7 +86,7 @@ def run_job(cfg: dict, out: Path) -> dict:
 
         res = compare(ckpt, comp["baseline"], comp.get("baseline_kwargs") or {}, sets=comp["sets"], split=comp["split"],
                       seeds=comp["seeds"], out=comp["out"], make_agent=make_agent)
-        print(res["markdown"])
+        log.info(res["markdown"])
         (out / "compare.json").write_text(json.dumps(res, indent=1))
         if comp.get("report"):
             Path(comp["report"]).write_text(res["markdown"] + "\n")
@@ -75,8 +94,19 @@ def run_job(cfg: dict, out: Path) -> dict:
     return summary
 
 
+def print_help() -> None:
+    """fdenv-train's own options (Hydra's --help would list fdenv-run's groups, which it rejects)."""
+    print(__doc__.strip() + "\n\nOptions (key=value overrides of conf/train.yaml, shown with their defaults):\n")
+    print((CONF_DIR / "train.yaml").read_text(encoding="utf-8"))
+    print("Hydra's own flags: --cfg job (print the composed config), --hydra-help.")
+
+
 def main() -> None:
     import hydra
+
+    if any(a in ("--help", "-h") for a in sys.argv[1:]):
+        print_help()
+        return
 
     @hydra.main(version_base="1.3", config_path=str(CONF_DIR), config_name="train")
     def _main(cfg) -> None:
@@ -90,8 +120,8 @@ def main() -> None:
         except ConfigError as e:
             print(f"fdenv-train: {e}", file=sys.stderr)
             sys.exit(2)
-        print(json.dumps(summary, indent=1))
-        print(f"checkpoints and learning curve in {out}")
+        log.info(json.dumps(summary, indent=1))
+        log.info(f"checkpoints and learning curve in {out}")
 
     try:  # before Hydra, which saves every override with the run
         check_overrides(sys.argv[1:])
