@@ -110,7 +110,7 @@ def facets(config: dict) -> dict[str, object]:
     out["room"] = room.get("preset", "custom") if isinstance(room, dict) else room
     _flat({k: v for k, v in room.items() if k != "preset"} if isinstance(room, dict) else {}, "room", out)
     sched = dict(env.get("scheduler") or {})
-    out["behaviour"] = sched.pop("profile", sched.pop("behaviour", None))
+    out["behaviour"] = env.get("behaviour", sched.pop("profile", sched.pop("behaviour", None)))  # paper, natural
     _flat(sched, "behaviour", out)
     out["tts"] = env.get("tts")
     out["sample_rate"] = env.get("sample_rate")

@@ -109,6 +109,11 @@ def test_labels_name_what_differs_between_runs():
     assert run_labels([_config("oracle"), tts, scoring, behaviour]) == [
         "oracle wait_s=5 tts=espeak min_speech_ms=250", "oracle wait_s=5 tts=kokoro min_speech_ms=250",
         "oracle wait_s=5 tts=espeak min_speech_ms=500", "oracle wait_s=2 tts=espeak min_speech_ms=250"]
+    paper = _config("oracle")
+    paper["env"].update(behaviour="paper", scheduler={"wait_s": 8.0})  # a profile explains its own knobs
+    natural = _config("oracle")
+    natural["env"]["behaviour"] = "natural"
+    assert run_labels([paper, natural]) == ["oracle behaviour=paper", "oracle behaviour=natural"]
     # nothing a label can name differs (fdenv's source did): the run keys tell the rows apart
     same = [{**_config("oracle"), "_key": "aaa"}, {**_config("oracle"), "_key": "bbb"}]
     assert run_labels(same) == ["oracle [aaa]", "oracle [bbb]"]
