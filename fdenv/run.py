@@ -113,7 +113,7 @@ def run(agent, *, scene_set: str | None = None, scenes: Iterable | None = None, 
                                  "make it writable or choose another out=")
         bar = _progress(len(scene_ids) * len(seeds), len(scene_ids) * len(seeds) - len(todo),
                         f"{config['agent']['name']} {folder.name}", progress)
-        with open(folder / EPISODES, "a", encoding="utf-8") if todo else nullcontext() as log:
+        with open(folder / EPISODES, "a", encoding="utf-8") if todo else nullcontext() as episodes:
             for sid, seed in todo:
                 try:
                     result = run_episode(env, agent, seed=seed, scene=sid)
@@ -126,7 +126,7 @@ def run(agent, *, scene_set: str | None = None, scenes: Iterable | None = None, 
                 line = episode_line(result, stem, seed)
                 if callable(getattr(agent, "stats", None)):
                     line["agent_stats"] = jsonable(agent.stats())  # pacing, late frames, turns...
-                append_line(log, line)
+                append_line(episodes, line)
                 bar.update(1)
         bar.close()
     env.close()
