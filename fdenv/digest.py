@@ -72,11 +72,14 @@ def agent_digest(agent, config: dict) -> dict:
     source = agent_source(agent)
     files = {}
     for value in _strings(config):
-        p = Path(value).expanduser()
-        if len(value) < 4096 and p.is_file():
-            files[value] = tree_digest(p)
-        elif p.is_dir() and p.resolve() != Path.cwd().resolve() and value not in (".", ""):
-            files[value] = _folder_stamp(p)
+        try:  # most strings are not paths (texts, names): only existing files and folders count
+            p = Path(value).expanduser()
+            if p.is_file():
+                files[value] = tree_digest(p)
+            elif value not in (".", "") and p.is_dir() and p.resolve() != Path.cwd().resolve():
+                files[value] = _folder_stamp(p)
+        except (OSError, ValueError):  # a name too long for the file system, a NUL byte
+            continue
     return {"source": tree_digest(source) if source is not None and source.exists() else None, "files": files}
 
 

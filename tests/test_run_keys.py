@@ -61,6 +61,7 @@ def test_a_weight_file_in_the_config_is_digested(tmp_path):
     assert first["files"][str(weights)] != second["files"][str(weights)]
     assert first["source"] == second["source"]
     assert agent_source(agent).name == "agents"  # fdenv_agents: the whole package
+    assert agent_digest(agent, {"text": "x" * 300, "nul": "a\0b"})["files"] == {}  # texts are not paths
     assert len(fdenv_digest()) == 16
 
 
