@@ -34,7 +34,7 @@ ALLOWED = {
     "cli": "*",  # anything, the agents package included
     "testing": "*",  # fdenv.testing runs the baseline agents, as the cli does
 }
-UTILITIES = {"fdenv", "paths", "windows", "errors", "audio", "sealed"}  # importable by every part
+UTILITIES = {"fdenv", "paths", "windows", "errors", "audio", "sealed", "digest"}  # importable by every part
 AGENTS = "fdenv_agents"  # only cli and testing import it
 
 
