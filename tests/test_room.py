@@ -14,9 +14,11 @@ from fdenv.room import (
     ASSISTANT,
     RoomSpec,
     active_speech_level_db,
+    band_rt60,
     build_room,
     clear_caches,
     measure_rt60,
+    mid_rt60,
     preset_names,
     rms_db,
 )
@@ -67,14 +69,16 @@ def _fresh_caches():
 
 
 # ---------------------------------------------------------------------------------------- 1. RT60
+# A preset's rt60 is its mid-frequency T30 (mean of the 500 Hz and 1 kHz octave bands): with
+# frequency-dependent absorption the broadband decay follows the slowest (lowest) band.
 @pytest.mark.parametrize("preset", ROOMS)
 def test_measured_rt60_within_20_percent(preset):
     room = build_room({"preset": preset, "mics": "circular4"}, ["a", "b", "c", "d"], seed=11, sample_rate=SR)
     target = room.spec.rt60
-    talkers = [measure_rt60(room.ir(s)[m], SR) for s in room.speakers for m in range(room.n_mics)]
-    loud = [measure_rt60(room.ir(ASSISTANT)[m], SR) for m in range(room.n_mics)]
+    talkers = [mid_rt60(room.ir(s)[m], SR) for s in room.speakers for m in range(room.n_mics)]
+    loud = [mid_rt60(room.ir(ASSISTANT)[m], SR) for m in range(room.n_mics)]
     mean = float(np.mean(talkers + loud))
-    print(f"\n{preset}: target RT60 {target:.3f} s; measured T30 mean {mean:.3f} s, talkers "
+    print(f"\n{preset}: target RT60 {target:.3f} s; measured mid-frequency T30 mean {mean:.3f} s, talkers "
           f"[{min(talkers):.3f}, {max(talkers):.3f}], loudspeaker [{min(loud):.3f}, {max(loud):.3f}]; "
           f"image order {room.max_order}, absorption {room.absorption:.3f}")
     assert abs(mean / target - 1) < 0.2
@@ -87,10 +91,53 @@ def test_measured_rt60_within_20_percent(preset):
 def test_measured_rt60_other_seeds_and_24k(preset):
     for seed, sr in ((1, 24000), (2, 16000), (3, 24000)):
         room = build_room({"preset": preset, "mics": "pair"}, ["a", "b", "c"], seed=seed, sample_rate=sr)
-        vals = [measure_rt60(room.ir(s)[m], sr) for s in room.speakers for m in range(room.n_mics)]
+        vals = [mid_rt60(room.ir(s)[m], sr) for s in room.speakers for m in range(room.n_mics)]
         print(f"\n{preset} seed {seed} {sr} Hz: target {room.spec.rt60}, T30 [{min(vals):.3f}, {max(vals):.3f}]")
         for v in vals:
             assert abs(v / room.spec.rt60 - 1) < 0.2
+
+
+def _band_t30(room, fc: float) -> float:
+    return float(np.mean([band_rt60(room.ir(s)[m], SR, fc) for s in room.speakers for m in range(room.n_mics)]))
+
+
+@pytest.mark.parametrize("preset", ROOMS)
+def test_high_frequencies_decay_faster_than_low(preset):
+    # The presets' materials absorb more at high frequencies and air absorbs more there; furnished
+    # dwellings' reverberation times fall with frequency (see docs/rooms.md).
+    room = build_room({"preset": preset, "mics": "pair"}, ["a", "b", "c"], seed=5, sample_rate=SR)
+    low, high = _band_t30(room, 250.0), _band_t30(room, 4000.0)
+    print(f"\n{preset}: T30 250 Hz {low:.3f} s, 4 kHz {high:.3f} s")
+    assert high < 0.8 * low
+
+
+def test_air_absorption_shortens_the_high_band_only():
+    # Same room and materials, air absorption off and on (each calibrated to the same mid-band
+    # T30): the top octave's decay gets shorter relative to the 250 Hz band's (air absorbs
+    # far more at 8 kHz than at 250 Hz). Sabine: 4mV = 12 m^2 next to the surfaces' ~63 m^2 at
+    # 8 kHz, so the ratio should shrink to about 63 / 75 = 0.84 of its value without air.
+    ratios = {}
+    for air in (False, True):
+        room = build_room({"preset": "meeting_room", "mics": "mono", "air_absorption": air}, ["a", "b"],
+                          seed=3, sample_rate=SR)
+        ratios[air] = _band_t30(room, 8000.0) / _band_t30(room, 250.0)
+    print(f"\nT30(8 kHz) / T30(250 Hz): without air absorption {ratios[False]:.3f}, with {ratios[True]:.3f}")
+    assert ratios[True] < 0.92 * ratios[False]
+
+
+def test_band_rt60_separates_bands():
+    # Two decays in separate octaves: 0.6 s around 250 Hz, 0.15 s around 4 kHz.
+    rng = np.random.default_rng(0)
+    t = np.arange(SR) / SR
+    lo = np.sin(2 * np.pi * 250 * t + rng.uniform(0, 6)) * 10 ** (-3 * t / 0.6)
+    hi = rng.standard_normal(SR) * 10 ** (-3 * t / 0.15)
+    from scipy.signal import butter, sosfilt
+
+    hi = sosfilt(butter(4, [3000, 5000], btype="band", fs=SR, output="sos"), hi)
+    h = lo + hi
+    assert band_rt60(h, SR, 250.0) == pytest.approx(0.6, rel=0.1)
+    assert band_rt60(h, SR, 4000.0) == pytest.approx(0.15, rel=0.1)
+    assert mid_rt60(lo, SR) == pytest.approx(0.6, rel=0.1)
 
 
 def test_measure_rt60_on_synthetic_decay():

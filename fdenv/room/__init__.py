@@ -21,13 +21,13 @@ the clip, ``doa`` None; noise and echo_gain still apply. See ``sim.py`` for axes
 from .cache import clear_caches, set_audio_cache_bytes
 from .echo import EchoPath
 from .geometry import CIRCULAR4_RADIUS_M, PAIR_SPACING_M, mic_layout
-from .levels import active_speech_level_db, measure_rt60, rms_db, schroeder_edc_db
+from .levels import active_speech_level_db, band_rt60, measure_rt60, mid_rt60, rms_db, schroeder_edc_db
 from .sim import ASSISTANT, RoomSim, build_room, filter_delay_samples, image_order
 from .spec import MIC_ARRAYS, NOISE_KINDS, NoiseSource, RoomSpec, preset_names
 
 __all__ = [
     "ASSISTANT", "CIRCULAR4_RADIUS_M", "EchoPath", "MIC_ARRAYS", "NOISE_KINDS", "NoiseSource",
     "PAIR_SPACING_M", "RoomSim", "RoomSpec", "active_speech_level_db", "build_room", "clear_caches",
-    "filter_delay_samples", "image_order", "measure_rt60", "mic_layout", "preset_names", "rms_db",
+    "filter_delay_samples", "image_order", "measure_rt60", "band_rt60", "mid_rt60", "mic_layout", "preset_names", "rms_db",
     "schroeder_edc_db", "set_audio_cache_bytes",
 ]

@@ -5,6 +5,8 @@ Levels are in dB relative to an RMS of 1.0 ("dBFS" here: a full-scale sine is -3
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 ACTIVE_MARGIN_DB = 15.9  # ITU-T P.56's margin between the active level and its threshold
@@ -82,4 +84,22 @@ def measure_rt60(h: np.ndarray, sample_rate: int, *, decay_db: float = 30.0, sta
     return float(-60.0 / slope) if slope < 0 else float("nan")
 
 
-__all__ = ["rms_db", "active_speech_level_db", "measure_rt60", "schroeder_edc_db"]
+def band_rt60(h: np.ndarray, sample_rate: int, centre_hz: float, *, decay_db: float = 30.0) -> float:
+    """``measure_rt60`` in one octave band: a 4th-order Butterworth band pass from centre / sqrt 2
+    to centre * sqrt 2, run over the time-reversed response so that the filter's own ringing does
+    not lengthen short decays."""
+    from scipy.signal import butter, sosfilt
+
+    hi = min(centre_hz * math.sqrt(2), 0.49 * sample_rate)
+    sos = butter(4, [centre_hz / math.sqrt(2), hi], btype="band", fs=sample_rate, output="sos")
+    y = sosfilt(sos, np.asarray(h, dtype=np.float64)[::-1])[::-1]
+    return measure_rt60(y, sample_rate, decay_db=decay_db)
+
+
+def mid_rt60(h: np.ndarray, sample_rate: int) -> float:
+    """Mid-frequency reverberation time: the mean of the 500 Hz and 1 kHz octave bands' T30
+    (how a room's single RT60 is quoted when decay depends on frequency, ISO 3382-2's T_mid)."""
+    return float(np.mean([band_rt60(h, sample_rate, fc) for fc in (500.0, 1000.0)]))
+
+
+__all__ = ["rms_db", "active_speech_level_db", "measure_rt60", "band_rt60", "mid_rt60", "schroeder_edc_db"]

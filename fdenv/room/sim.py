@@ -61,7 +61,7 @@ from . import cache as _cache
 from .echo import EchoPath, partition_spectra
 from .geometry import doa as _doa
 from .geometry import mic_layout, place_noise_source, place_talkers
-from .levels import measure_rt60, rms_db, schroeder_edc_db
+from .levels import mid_rt60, rms_db, schroeder_edc_db
 from .noise import ClipSource, diffuse_noise, point_source_noise, resolve_clips
 from .noise import unit_level as _unit_level_clips
 from .spec import SPEED_OF_SOUND, RoomSpec
@@ -124,12 +124,45 @@ def image_order(spec: RoomSpec) -> int:
     return int(min(max(o, ORDER_RANGE[0]), ORDER_RANGE[1]))
 
 
+_BANDS = (125, 250, 500, 1000, 2000, 4000, 8000)  # pyroomacoustics' materials table's octave bands
+
+
+def room_absorption(spec: RoomSpec) -> tuple[float, ...]:
+    """Area-weighted mean of the named materials' octave-band energy absorption (``_BANDS``; a
+    table row without 8 kHz repeats its 4 kHz value): the room's Sabine mean absorption. Every
+    surface gets this mean: the image-source shoebox has no furniture or scattering to mix the
+    sound field, and with absorbing floor and ceiling but bare walls its horizontal reflections
+    would ring on far longer than Sabine's estimate (the real rooms these presets stand for are
+    furnished)."""
+    import pyroomacoustics as pra
+
+    x, y, z = spec.size
+    area = {"floor": x * y, "ceiling": x * y, "walls": 2 * (x + y) * z}
+    total = np.zeros(len(_BANDS))
+    for surface, name in spec.materials:
+        coeffs = [float(c) for c in pra.materials_absorption_table[name]["coeffs"]]
+        coeffs += coeffs[-1:] * (len(_BANDS) - len(coeffs))
+        total += area[surface] * np.asarray(coeffs[: len(_BANDS)])
+    return tuple(float(v) for v in total / sum(area.values()))
+
+
+def _materials(spec: RoomSpec, absorption: float):
+    """pyroomacoustics material: one broadband absorption, or the room's mean band absorption
+    (``room_absorption``) times ``absorption``, capped at 0.99."""
+    import pyroomacoustics as pra
+
+    if not spec.materials:
+        return pra.Material(float(absorption))
+    coeffs = [min(absorption * c, 0.99) for c in room_absorption(spec)]
+    return pra.Material({"coeffs": coeffs, "center_freqs": list(_BANDS)})
+
+
 def _room_irs(spec: RoomSpec, absorption: float, order: int, sources: np.ndarray, mics: np.ndarray,
               fs: int, seed: int, tag: str) -> list[list[np.ndarray]]:
     """rir[s][m] (float64) for sources (S, 3) and microphones (3, M)."""
     with _pra_seeded(seed, tag) as pra:
-        room = pra.ShoeBox(list(spec.size), fs=fs, materials=pra.Material(float(absorption)),
-                           max_order=int(order), air_absorption=False, use_rand_ism=False)
+        room = pra.ShoeBox(list(spec.size), fs=fs, materials=_materials(spec, absorption),
+                           max_order=int(order), air_absorption=bool(spec.air_absorption), use_rand_ism=False)
         for p in sources:
             room.add_source(np.asarray(p, dtype=float))
         room.add_microphone_array(np.asarray(mics, dtype=float))
@@ -162,21 +195,27 @@ def _probe(spec: RoomSpec) -> tuple[np.ndarray, np.ndarray]:
 
 
 def absorption_for(spec: RoomSpec, order: int | None = None) -> tuple[float, float]:
-    """(energy absorption, probe T30) for ``spec``: inverse Sabine, corrected on a probe IR."""
+    """(energy absorption, probe T30) for ``spec``: inverse Sabine, corrected on a probe IR.
+    With ``materials`` the first value is the factor on their band coefficients instead."""
     import pyroomacoustics as pra
 
     order = image_order(spec) if order is None else order
-    key = (spec.size, spec.rt60, order, spec.array_position, spec.distance, spec.height, spec.wall_margin)
+    key = (spec.size, spec.rt60, order, spec.array_position, spec.distance, spec.height, spec.wall_margin,
+           spec.materials, spec.air_absorption)
     hit = _cache.CALIBRATION.get(key)
     if hit is not None:
         return hit
     alpha, _ = pra.inverse_sabine(spec.rt60, list(spec.size))
+    hi = 0.99
+    if spec.materials:  # a factor on the materials' bands: start where their mid bands give Sabine's
+        bands = room_absorption(spec)
+        alpha, hi = alpha / (0.5 * (bands[2] + bands[3])), 0.99 / min(bands)
     src, rcv = _probe(spec)
     t30 = float("nan")
     history: list[tuple[float, float]] = []
     for _ in range(6):
         ir = _room_irs(spec, alpha, order, src[None], rcv[:, None], CALIBRATION_RATE, 0, "calibration")[0][0]
-        t30 = measure_rt60(ir, CALIBRATION_RATE)
+        t30 = mid_rt60(ir, CALIBRATION_RATE)
         if not np.isfinite(t30):
             break
         history.append((alpha, t30))
@@ -192,7 +231,7 @@ def absorption_for(spec: RoomSpec, order: int | None = None) -> tuple[float, flo
                 if -4.0 < s < -0.1:
                     slope = s
         alpha = math.exp(math.log(alpha) + (math.log(spec.rt60) - math.log(t30)) / slope)
-        alpha = float(min(max(alpha, 1e-3), 0.99))
+        alpha = float(min(max(alpha, 1e-3), hi))
     out = (float(alpha), float(t30))
     _cache.CALIBRATION.put(key, out)
     return out

@@ -30,7 +30,8 @@ POINT_NOISE_KINDS = ("fan", "tv")
 SPEED_OF_SOUND = 343.0  # m/s, pyroomacoustics' default constant
 
 # Fields that describe geometry: they must be null for the anechoic preset.
-_GEOMETRY = ("size", "array_position", "loudspeaker_offset", "distance", "height", "seats")
+_GEOMETRY = ("size", "array_position", "loudspeaker_offset", "distance", "height", "seats", "materials")
+SURFACES = ("floor", "ceiling", "walls")
 
 
 def preset_names() -> tuple[str, ...]:
@@ -94,6 +95,28 @@ class NoiseSource:
     level_db: float = 0.0
 
 
+def _materials(raw) -> tuple[tuple[str, str], ...]:
+    """``{floor: name, ceiling: name, walls: name}`` (or the pairs ``to_dict`` gives) -> pairs."""
+    if raw is None or (isinstance(raw, (Mapping, list, tuple)) and len(raw) == 0):
+        return ()
+    try:
+        d = dict(raw)
+    except (TypeError, ValueError):
+        d = None
+    if not isinstance(raw, (Mapping, list, tuple)) or d is None or set(d) != set(SURFACES):
+        _fail("materials", "expected {floor: name, ceiling: name, walls: name} with names from "
+              "pyroomacoustics' materials database, or null for one frequency-independent absorption")
+    import pyroomacoustics as pra  # only for rooms that name materials (they will simulate anyway)
+
+    table = pra.materials_absorption_table
+    for surface in SURFACES:
+        name = d[surface]
+        if not isinstance(name, str) or name not in table or name == "anechoic":
+            _fail(f"materials.{surface}", f"unknown material {name!r}; valid choices: names from "
+                  "pyroomacoustics' materials database, e.g. " + ", ".join(list(table)[1:6]))
+    return tuple((surface, d[surface]) for surface in SURFACES)
+
+
 @dataclass(frozen=True)
 class RoomSpec:
     """A validated room configuration. See the preset YAML files for what each field means."""
@@ -117,6 +140,11 @@ class RoomSpec:
     # Fixed places (mouth positions) the talkers are seated at, in a seeded order (a car's seats);
     # empty: talkers are placed by ``distance``, ``height`` and ``min_separation_deg``.
     seats: tuple[tuple[float, float, float], ...] = ()
+    # Surface materials by name from pyroomacoustics' database (octave-band energy absorption):
+    # ((floor, name), (ceiling, name), (walls, name)); empty: one frequency-independent absorption.
+    # Their band shape is kept; one factor scales all of them to meet ``rt60`` (sim.absorption_for).
+    materials: tuple[tuple[str, str], ...] = ()
+    air_absorption: bool = False  # ISO 9613-1 air absorption (pyroomacoustics), per octave band
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -183,7 +211,7 @@ class RoomSpec:
         )
         if anechoic:
             for name in _GEOMETRY:
-                if d.get(name) is not None:
+                if d.get(name) not in (None, [], ()):
                     _fail(name, "the anechoic preset has no geometry; choose a room preset: "
                           + ", ".join(p for p in preset_names() if p != "anechoic"))
             if mics != "mono":
@@ -191,6 +219,8 @@ class RoomSpec:
                       "(choose a room preset for pair or circular4)")
             if raw_sources:
                 _fail("noise_sources", "point noise sources need a room preset")
+            if d.get("air_absorption"):
+                _fail("air_absorption", "the anechoic preset has no room; valid choices: false")
             if float(d.get("rt60") or 0.0) != 0.0:
                 _fail("rt60", "the anechoic preset has no reverberation; valid choices: 0")
             return cls(**common)
@@ -258,8 +288,13 @@ class RoomSpec:
             inside(f"seats[{i}]", seat, 0.05)
             seats.append(seat)
 
+        materials = _materials(d.get("materials"))
+        air = d.get("air_absorption", False)
+        if not isinstance(air, bool):
+            _fail("air_absorption", f"expected true or false, got {air!r}")
+
         return cls(
-            **common, size=size, rt60=rt60, array_position=array_position,
+            **common, size=size, rt60=rt60, materials=materials, air_absorption=air, array_position=array_position,
             loudspeaker_offset=ls_off, distance=distance, height=height,
             min_separation_deg=min_sep, wall_margin=margin, noise_sources=tuple(sources),
             max_order=max_order, seats=tuple(seats),
