@@ -18,10 +18,14 @@ loudspeaker's are multiplied by ``d`` (its distance to microphone 0): with ``ech
 direct echo at microphone 0 is ``g`` times the action (band-limited: a click's sampled peak is
 0.8-1.0 times that, depending on the fractional delay).
 
-Reverberation. Absorption starts from inverse Sabine (``pra.inverse_sabine``) and is then
-corrected on a probe impulse response (source at the mean talker distance and height, receiver
-at the array centre, 16 kHz) by secant steps on log T30 vs log absorption until its T30 is within
-3 % of the target (at most 6 IRs; cached per room geometry).
+Reverberation. A preset's ``rt60`` is its mid-frequency T30 (mean of the 500 Hz and 1 kHz
+octave bands, ``levels.mid_rt60``). With ``materials`` every surface gets their area-weighted
+octave-band absorption (``room_absorption``) times one factor, plus air absorption when
+``air_absorption`` is set; without, one frequency-independent absorption. The absorption (or the
+factor) starts from inverse Sabine (``pra.inverse_sabine``) and is then corrected on a probe
+impulse response (source at the mean talker distance and height, receiver at the array centre,
+16 kHz) by secant steps on log T_mid vs log absorption until T_mid is within 3 % of the target
+(at most 6 IRs; cached per room geometry). Sources of each preset's values: docs/rooms.md.
 The image-source order (``max_order: null``) is ``ceil(0.45 * c * rt60 / R)``, clipped to
 [6, 40], with ``R`` the radius of the largest sphere inside pyroomacoustics' image "diamond"
 (the same ``R`` as ``inverse_sabine``'s order): enough to cover the decay well past -30 dB while
@@ -244,7 +248,8 @@ class RoomSim:
     Attributes: ``spec`` (RoomSpec), ``sample_rate``, ``seed``, ``speakers`` (talker names, in
     order), ``simulated``, ``n_mics``, ``mic_positions`` ``(3, n_mics)`` metres (room frame),
     ``array_center`` ``(3,)``, ``positions`` {name: (3,)} (talkers, ``ASSISTANT``, ``noise:<i>``),
-    ``absorption``, ``max_order``, ``ir_length`` (samples, shared by all sources),
+    ``absorption`` (energy absorption; with ``materials`` the factor on their coefficients),
+    ``max_order``, ``ir_length`` (samples, shared by all sources),
     ``filter_delay`` (samples), ``key`` (cache key).
     """
 
@@ -546,4 +551,5 @@ def build_room(spec: RoomSpec | str | Mapping | None, speakers: Sequence[str], s
     return room
 
 
-__all__ = ["RoomSim", "build_room", "ASSISTANT", "absorption_for", "image_order", "filter_delay_samples", "room_key"]
+__all__ = ["RoomSim", "build_room", "ASSISTANT", "absorption_for", "image_order", "filter_delay_samples", "room_key",
+           "room_absorption"]
