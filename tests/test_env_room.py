@@ -207,7 +207,9 @@ def test_the_car_cabin_never_clips():
     result = run_episode(env, SilentAgent(), seed=0, scene=0)
     assert result.info["mic_clipped_samples"] == 0
     assert env.unwrapped.episode.mic_gain < 1.0  # headroom was needed (the talkers sit close)
-    assert np.abs(result.record.mic0).max() <= 0.9 + 1e-6
+    # The gain puts each scripted clip plus noise at or below 0.9; under the natural profile up to
+    # three talkers overlap here (about 26 s in), so the sum may pass 0.9 but stays below full scale.
+    assert np.abs(result.record.mic0).max() < 1.0
 
 
 def test_without_a_room_a_mix_over_full_scale_is_still_clipped_and_counted():
