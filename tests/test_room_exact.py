@@ -44,9 +44,11 @@ def test_talkers_within_50db_of_the_exact_convolution(preset):
     for name in ("a", "b"):
         y = room.convolve(name, clip)
         ref = exact_convolution(clip, exact[name])
-        y_full = np.zeros_like(ref)
-        y_full[:, : y.shape[1]] = y  # what the room drops past its impulse responses' end counts as error
-        assert error_db(y_full, ref) < BOUND_DB, (preset, name, error_db(y_full, ref))
+        # what the room drops past its impulse responses' end counts as error (and so would
+        # anything it adds past the exact ones' end)
+        n = max(y.shape[1], ref.shape[1])
+        y_full, ref_full = (np.pad(a, ((0, 0), (0, n - a.shape[1]))) for a in (y, ref))
+        assert error_db(y_full, ref_full) < BOUND_DB, (preset, name, error_db(y_full, ref_full))
 
 
 @pytest.mark.parametrize("preset", ROOMS)

@@ -40,7 +40,7 @@ from ..errors import ConfigError, suggest
 from ..sealed import load_json, save_json
 from .text import content_tokens
 
-DEFAULT_MODEL = "claude-sonnet-4-5"
+DEFAULT_MODEL = "claude-sonnet-4-6"
 # The version names the set of prompts; a task whose prompt did not change keeps its older file.
 PROMPT_VERSION = "v2"
 PROMPT_DIR = Path(__file__).parent / "prompts"

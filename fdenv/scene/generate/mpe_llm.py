@@ -45,7 +45,7 @@ SET_NAME = "mpe_claude"
 VERSION = 1
 PROMPT_VERSION = "v1"
 PROMPT_DIR = Path(__file__).parent / "prompts"
-DEFAULT_MODEL = "claude-sonnet-4-5"
+DEFAULT_MODEL = "claude-sonnet-4-6"
 DEFAULT_TEMPERATURE = 0.7
 LABELS = ("ctx", "T", "N1", "N2", "N3", "N4Q", "N4R")
 
