@@ -2,7 +2,8 @@
 
 Modules: ``vad`` (Silero segmentation), ``asr`` (faster-whisper words), ``judge`` (offline and
 Anthropic judges), ``fdb`` (Full-Duplex-Bench's four dimensions, ``paper`` and ``fdb_code``
-profiles), ``mpe`` (Duplex-MPE's measures), ``stats`` (bootstrap over scenes), ``summary``
+profiles), ``fdb15`` (Full-Duplex-Bench v1.5's timing rules and behaviour categories, pure
+functions), ``mpe`` (Duplex-MPE's measures), ``stats`` (bootstrap over scenes), ``summary``
 (per-dimension tables). Tables: ``aggregate`` / ``format_table`` for the FDB dimensions,
 ``aggregate_mpe`` / ``format_mpe`` for the multi-party capabilities.
 """
