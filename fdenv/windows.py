@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Iterable, NamedTuple
 
-from .scene.schema import SILENCE_LABELS
+from .scene.schema import HOLD_LABELS, SILENCE_LABELS
 
 # ---- SPEC's constants (measure definitions: no knob moves them) -----------------------------
 TURN_TAKING_S = 8.0  # FDB turn-taking: [e, e + 8] after the end of `final` (SPEC 6.3)
@@ -27,6 +27,7 @@ PRESENCE_S = 5.0  # MPE response presence / fresh onset: [e, e + 5] after the en
 SILENCE_TAIL_S = 1.0  # an N1-N3 window runs to the turn's end + 1 s (SPEC 7)
 YIELD_DEADLINE_S = 2.0  # silent at r + 2 s (SPEC 7)
 YIELD_TAIL_S = 0.5  # ... and no intrusion until max(r_end, r + 2) + 0.5 s
+OVERLAP_S = 10.0  # overlap events: scored from the event's start to its end + 10 s (as the interruption window)
 
 # ---- SPEC 3's scheduler knobs and their defaults (the `paper` behaviour) --------------------
 KNOBS = {
@@ -102,6 +103,16 @@ RULES: tuple[Rule, ...] = (
          "interrupt starts at the first of: interrupt_after_s of assistant speech since e; e + interrupt_timeout_s "
          "with no onset; response_idle_s of inactivity after an onset",
          "interrupt_after_s, interrupt_timeout_s, response_idle_s, the assistant", "3", ("sim.scheduler",)),
+    Rule("overlap", ("interrupt", "bc", "side", "background"), "event start s (open)", "event end f + 10 s",
+         "the played event turns (a side conversation: its first turn's start to its last turn's end)",
+         "overlap set (FDB v1.5)", ("score.overlap", "sim.scheduler (episode end)")),
+    Rule("hold", HOLD_LABELS, "turn start", "turn end", "the played turn", "overlap set; 2 (`hold`)",
+         ("sim.labels",)),
+    Rule("overlap_start", ("final",), "turn end e",
+         "the event starts at the first of: a drawn 1-4 s of assistant speech since e (uniform, keyed per seed, "
+         "scene and event); e + interrupt_timeout_s with no onset; response_idle_s of inactivity after an onset",
+         "interrupt_timeout_s, response_idle_s, the draw, the assistant", "overlap set; 3 (as `interrupt_start`)",
+         ("sim.scheduler",)),
     Rule("episode_end", (), "latest of: last clip end, every window's close, the current response's end",
          "that + tail_s", "tail_s, max_response_s", "3", ("sim.scheduler", "sim.replay")),
 )
@@ -154,7 +165,32 @@ def close_of(label: str, start, end, knobs=None, s: Seconds = seconds):
     if label in SILENCE_LABELS:
         return silence_end(end, s)
     after = {"final": TURN_TAKING_S, "interrupt": INTERRUPTION_S, "T": PRESENCE_S}.get(label)
+    if label in HOLD_LABELS:
+        after = OVERLAP_S
     return end if after is None else end + s(after)
+
+
+def is_overlap_event(scene, i: int) -> bool:
+    """Turn ``i`` opens an overlap event: a ``bc``/``side``/``background`` turn right after the
+    ``final`` turn it overlaps, or an ``interrupt`` there in an ``overlap`` scene. The scheduler
+    starts it on the assistant's active time (``overlap_start``)."""
+    turns = scene.turns
+    if i <= 0 or i >= len(turns) or turns[i - 1].label != "final":
+        return False
+    return turns[i].label in HOLD_LABELS or (turns[i].label == "interrupt" and scene.kind == "overlap")
+
+
+def overlap_events(turns) -> list[tuple[list, float, float]]:
+    """``(event turns, start, end)`` of each overlap event of a played timeline: a run of
+    ``bc``/``side``/``background`` turns (a side conversation has two), or an ``interrupt``."""
+    out: list = []
+    for t in sorted(turns, key=lambda t: t.start):
+        if t.label == "side" and out and out[-1][0][-1].label == "side":
+            run = out[-1][0] + [t]
+            out[-1] = (run, out[-1][1], max(out[-1][2], t.end))
+        elif t.label in HOLD_LABELS + ("interrupt",):
+            out.append(([t], t.start, t.end))
+    return out
 
 
 class Window(NamedTuple):

@@ -157,7 +157,8 @@ def scoring_wrappers(scenes, profiles=PROFILES, asr="tiny.en", judge="offline", 
 
 _TRAINING_WRAPPERS = {
     "TurnActions": "actions", "PauseReward": "rewards", "BackchannelReward": "rewards", "ResponseReward": "rewards",
-    "YieldReward": "rewards", "SilenceReward": "rewards", "TalkCost": "rewards", "TurnTakingReward": "rewards",
+    "YieldReward": "rewards", "SilenceReward": "rewards", "HoldReward": "rewards", "TalkCost": "rewards",
+    "TurnTakingReward": "rewards",
 }
 
 

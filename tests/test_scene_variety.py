@@ -44,10 +44,10 @@ def by_set():
 
 
 def test_every_generated_set_is_checked(by_set):
-    assert {"pause", "backchannel", "turn_taking", "interruption", "mpe"} <= set(by_set)
+    assert {"pause", "backchannel", "turn_taking", "interruption", "mpe", "overlap"} <= set(by_set)
 
 
-@pytest.mark.parametrize("name", ["pause", "backchannel", "turn_taking", "interruption", "mpe"])
+@pytest.mark.parametrize("name", ["pause", "backchannel", "turn_taking", "interruption", "mpe", "overlap"])
 def test_no_scored_sentence_repeats_or_leaks_across_splits(by_set, name):
     splits = by_set[name]
     scored = {sp: [s for lab, ss in labs.items() if lab in SCORED_LABELS for s in ss] for sp, labs in splits.items()}
@@ -60,7 +60,7 @@ def test_no_scored_sentence_repeats_or_leaks_across_splits(by_set, name):
         assert not shared, f"{name}: {sp} shares {len(shared)} scored sentences with train, e.g. {sorted(shared)[:3]}"
 
 
-@pytest.mark.parametrize("name", ["pause", "backchannel", "turn_taking", "interruption", "mpe"])
+@pytest.mark.parametrize("name", ["pause", "backchannel", "turn_taking", "interruption", "mpe", "overlap"])
 def test_no_sentence_above_two_percent_of_a_common_turn_type(by_set, name):
     for sp, labs in by_set[name].items():
         for lab, ss in labs.items():

@@ -19,7 +19,7 @@ from fdenv.scene.sets import load_manifest, scenes_dir
 REPO = Path(__file__).resolve().parent.parent
 SHIPPED = REPO / "scenes"
 BAD = Path(__file__).parent / "data" / "bad_scenes"
-MIN_SCENES = {"pause": 60, "backchannel": 60, "turn_taking": 60, "interruption": 60, "mpe": 24}
+MIN_SCENES = {"pause": 60, "backchannel": 60, "turn_taking": 60, "interruption": 60, "mpe": 24, "overlap": 400}
 
 
 @pytest.fixture(autouse=True)

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from fdenv.sim.env import RoomEnv
-from fdenv.train.rewards import (DEFAULT_WEIGHTS, BackchannelReward, PauseReward, ResponseReward, ResponseTerm,
-                                 SilenceReward, TalkCost, TurnTakingReward, YieldReward)
+from fdenv.train.rewards import (DEFAULT_WEIGHTS, BackchannelReward, HoldReward, PauseReward, ResponseReward,
+                                 ResponseTerm, SilenceReward, TalkCost, TurnTakingReward, YieldReward)
 from tests.helpers import scene
 
 N = 1280
@@ -186,6 +186,28 @@ def test_backchannels_at_trps_are_rewarded_and_takeovers_punished():
     assert takeover <= -1.0
 
 
+# ---- overlap: hold the floor -------------------------------------------------------------
+def test_holding_the_floor_through_a_side_conversation_beats_stopping():
+    from fdenv.scene import load_set
+
+    side = next(s for s in load_set("overlap", "test") if s.attributes["event"] == "side_conversation")
+    env = HoldReward(RoomEnv(scene=side))
+    def after_final(labels, state):  # the answer starts once the request has been heard
+        state["final"] = state.get("final") or labels["turn"]["label"] == "final"
+        return state["final"] and labels["turn"]["label"] != "final"
+
+    go_on, _ = play(env, span(after_final, 60.0))
+
+    def stop_at_event(labels, state):
+        state["event"] = state.get("event") or labels["expect"] == "hold"
+        return not state["event"] and span(after_final, 60.0)(labels, state)
+
+    stopped, _ = play(env, stop_at_event)
+    quiet, _ = play(env, silent)
+    assert go_on == 0.0 == quiet, "holding (or never having had the floor) costs nothing"
+    assert stopped < -0.5
+
+
 # ---- multi-party silence -------------------------------------------------------------------
 def test_speaking_in_a_silence_window_is_punished():
     env = SilenceReward(RoomEnv(scene=N1))
@@ -206,12 +228,12 @@ def test_talk_cost_is_small_and_negative():
 
 # ---- the weighted sum ----------------------------------------------------------------------
 def test_weighted_sum_adds_the_weighted_terms():
-    weights = {"pause": 2.0, "response": 0.5, "silence": 1.0, "yield": 1.0, "backchannel": 0.0, "talk": 1.0}
+    weights = {"pause": 2.0, "response": 0.5, "silence": 1.0, "yield": 1.0, "backchannel": 0.0, "hold": 1.0, "talk": 1.0}
     env = TurnTakingReward(RoomEnv(scene=FINAL), weights=weights)
     total, terms = play(env, respond_after(0.3))
     assert "backchannel" not in terms
     assert total == pytest.approx(sum(weights[k] * v for k, v in terms.items()))
-    assert set(DEFAULT_WEIGHTS) == {"pause", "backchannel", "response", "yield", "silence", "talk"}
+    assert set(DEFAULT_WEIGHTS) == {"pause", "backchannel", "response", "yield", "silence", "hold", "talk"}
 
 
 def test_unknown_terms_are_rejected():

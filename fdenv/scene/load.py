@@ -16,6 +16,7 @@ from .schema import (
     CONDITIONS,
     DEFAULT_GAP_S,
     DEFAULT_TRP_GAP_S,
+    HOLD_LABELS,
     KINDS,
     LABELS,
     SILENCE_LABELS,
@@ -162,17 +163,24 @@ def scene_from_dict(data: Any, source: str = "<scene>") -> Scene:
         if isinstance(s, str):
             s = {"name": s}
         if not isinstance(s, dict) or "name" not in s:
-            fail(f"speakers[{i}]", "expected a mapping with a 'name' (and optional 'voice')")
-        extra = sorted(set(s) - {"name", "voice"}, key=str)
+            fail(f"speakers[{i}]", "expected a mapping with a 'name' (and optional 'voice', 'level_db')")
+        extra = sorted(set(s) - {"name", "voice", "level_db"}, key=str)
         if extra:
-            fail(f"speakers[{i}].{extra[0]}", _unknown_field(extra[0], {"name", "voice"}))
+            fail(f"speakers[{i}].{extra[0]}", _unknown_field(extra[0], {"name", "voice", "level_db"}))
         name = _str(s["name"], f"speakers[{i}].name", fail)
         if any(p.name == name for p in speakers):
             fail(f"speakers[{i}].name", f"duplicate speaker {short(name)}")
         voice = s.get("voice")
         if voice is not None:
             voice = _str(voice, f"speakers[{i}].voice", fail)
-        speakers.append(Speaker(name, voice))
+        level = s.get("level_db")
+        if level is not None:
+            if not _is_num(level) or math.isnan(level):
+                fail(f"speakers[{i}].level_db", f"expected a number of decibels, got {short(level)}")
+            if not -40.0 <= level <= 10.0:
+                fail(f"speakers[{i}].level_db", f"{level} is out of range [-40, 10] dB")
+            level = float(level)
+        speakers.append(Speaker(name, voice, level))
     names = {s.name for s in speakers}
 
     assistant_name = _str(data.get("assistant_name", "Aria"), "assistant_name", fail)
@@ -316,11 +324,21 @@ def _check_structure(turns: list[Turn], kind: str, fail) -> None:
             fail(f"{where}.gold_answer", "a T turn needs a gold_answer")
         if t.label in SILENCE_LABELS + ("T", "N4Q") and kind not in ("mpe", "custom"):
             fail(f"{where}.label", f"{short(t.label)} turns belong to mpe scenes, not {short(kind)}")
+        if t.label in HOLD_LABELS:
+            if kind not in ("overlap", "custom"):
+                fail(f"{where}.label", f"{short(t.label)} turns belong to overlap scenes, not {short(kind)}")
+            if i == 0 or turns[i - 1].label not in ("final", "side"):
+                fail(f"{where}.label", f"an overlap event ({short(t.label)}) must directly follow the final turn it "
+                     "overlaps (a side conversation: or the side turn before it)")
     labels = [t.label for t in turns]
-    required = {"pause": "pause", "backchannel": "monologue", "turn_taking": "final", "interruption": "interrupt", "mpe": "T"}
+    required = {"pause": "pause", "backchannel": "monologue", "turn_taking": "final", "interruption": "interrupt", "mpe": "T",
+                "overlap": "final"}
     need = required.get(kind)
     if need and need not in labels:
         fail("turns", f"a {short(kind)} scene needs a {short(need)} turn")
+    if kind == "overlap" and sum(lab in HOLD_LABELS + ("interrupt",) and (i == 0 or labels[i - 1] == "final")
+                                 for i, lab in enumerate(labels)) != 1:
+        fail("turns", "an overlap scene has exactly one event (interrupt, bc, side or background) right after its final turn")
     if kind == "mpe" and labels.count("T") != 1:
         fail("turns", f"an mpe scene has exactly one T turn, found {labels.count('T')}")
 

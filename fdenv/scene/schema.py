@@ -17,9 +17,13 @@ from dataclasses import asdict, dataclass, field
 
 FDB_LABELS = ("ctx", "pause", "monologue", "final", "interrupt")
 MPE_LABELS = ("duty", "T", "N1", "N2", "N3", "N4Q", "N4R")
-LABELS = FDB_LABELS + MPE_LABELS
+# Overlap events (Full-Duplex-Bench v1.5) while the assistant answers a `final` turn, which it
+# should hold through: the user's backchannel (the label natural humans' own backchannels carry),
+# two humans talking to each other, a TV or radio talker. The fourth event is an `interrupt`.
+HOLD_LABELS = ("bc", "side", "background")
+LABELS = FDB_LABELS + MPE_LABELS + HOLD_LABELS
 SILENCE_LABELS = ("N1", "N2", "N3")
-KINDS = ("pause", "backchannel", "turn_taking", "interruption", "mpe", "custom")
+KINDS = ("pause", "backchannel", "turn_taking", "interruption", "mpe", "overlap", "custom")
 CONDITIONS = ("explicit", "implicit")
 
 DEFAULT_GAP_S = 0.3
@@ -32,10 +36,13 @@ _MARKER = re.compile(r"\[(pause=[^\]]*|trp)\]")
 
 @dataclass(frozen=True)
 class Speaker:
-    """A human in the room. ``voice`` pins a voice name; otherwise the voice map picks one."""
+    """A human (or a TV, a radio) in the room. ``voice`` pins a voice name; otherwise the voice map
+    picks one. ``level_db`` plays this speaker's clips that much above (below, when negative) the
+    rendered level (``None``: as rendered), e.g. a television quieter than the people in the room."""
 
     name: str
     voice: str | None = None
+    level_db: float | None = None
 
 
 @dataclass(frozen=True)

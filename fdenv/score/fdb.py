@@ -354,6 +354,8 @@ def dimension_of(record_or_scene) -> str | None:
                "interruption": "interruption"}
     if scene.kind in by_kind:
         return by_kind[scene.kind]
+    if scene.kind == "overlap":  # scored per overlap event (fdenv.score.overlap), not as an FDB v1 dimension
+        return None
     labels = {t.label for t in scene.turns}
     for label, dim in (("interrupt", "interruption"), ("monologue", "backchannel"), ("pause", "pause_handling"),
                        ("final", "turn_taking")):

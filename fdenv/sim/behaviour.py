@@ -139,13 +139,25 @@ BC_CHANCE = 0.5  # chance of a backchannel in each slot, or at each TRP (assumpt
 COMPETE_CHANCE = 0.15  # chance that a third human also starts at a speaker change (assumption)
 
 
+# Overlap events (the `overlap` set) come this much assistant speech into its answer: uniform,
+# keyed per (seed, scene, event) under both profiles (the set's own design, Full-Duplex-Bench v1.5).
+EVENT_AFTER_S = (1.0, 4.0)
+
+
 class Behaviour:
-    """``paper``: every timing is SPEC 3's knob or the script's gap."""
+    """``paper``: every timing is SPEC 3's knob or the script's gap (and the overlap set's drawn
+    event point, which is part of that set's design)."""
 
     name = "paper"
 
-    def __init__(self, config):
+    def __init__(self, config, seed: int = 0, scene_id: str = ""):
         self.cfg = config
+        self.seed, self.scene_id = int(seed), str(scene_id)
+
+    def event_after_s(self, i: int) -> float:
+        """Seconds of assistant speech into its answer at which overlap event turn ``i`` starts."""
+        lo, hi = EVENT_AFTER_S
+        return lo + (hi - lo) * keyed_uniform(self.seed, self.scene_id, "overlap_event", i)
 
     def gap_s(self, i: int, scene, prev_label: str) -> float:
         """Start of turn ``i`` relative to the end of turn ``i - 1`` (no wait in between)."""
@@ -200,8 +212,10 @@ class Behaviour:
 
 
 def listeners(scene) -> list[str]:
-    """The humans who take part in the talk (not a voice that only reads the duty preamble)."""
-    return [sp.name for sp in scene.speakers if any(t.speaker == sp.name and t.label != "duty" for t in scene.turns)]
+    """The humans who take part in the talk (not a voice that only reads the duty preamble, nor a
+    TV or radio that only plays background speech)."""
+    return [sp.name for sp in scene.speakers
+            if any(t.speaker == sp.name and t.label not in ("duty", "background") for t in scene.turns)]
 
 
 def extra_phrases(scene) -> tuple[str, ...]:
@@ -221,8 +235,7 @@ class NaturalBehaviour(Behaviour):
     name = "natural"
 
     def __init__(self, config, seed: int, scene_id: str):
-        super().__init__(config)
-        self.seed, self.scene_id = int(seed), str(scene_id)
+        super().__init__(config, seed, scene_id)
 
     def uniform(self, event: str, i: int) -> float:
         """The one uniform number of (seed, scene, event, i), in (0, 1)."""
@@ -337,4 +350,4 @@ def keyed_seed(seed: int, scene_id: str, what: str) -> int:
 
 def make_behaviour(profile: str, config, seed: int, scene_id: str) -> Behaviour:
     check_profile(profile)
-    return Behaviour(config) if profile == "paper" else NaturalBehaviour(config, seed, scene_id)
+    return Behaviour(config, seed, scene_id) if profile == "paper" else NaturalBehaviour(config, seed, scene_id)

@@ -103,9 +103,13 @@ class Episode:
 
         sr, N = sample_rate, frame_samples
         clips, keys = [], []
-        for pieces in turn_clips(scene, voice_map(scene, renderer)):
-            clips.append([renderer.clip(text, voice) for text, voice in pieces])
-            keys.append([renderer.key(text, voice) for text, voice in pieces])
+        levels = {sp.name: sp.level_db for sp in scene.speakers if sp.level_db}
+        for turn, pieces in zip(scene.turns, turn_clips(scene, voice_map(scene, renderer))):
+            db = levels.get(turn.speaker) if turn.label != "duty" else None
+            gain = None if db is None else np.float32(10 ** (db / 20))
+            clips.append([renderer.clip(text, voice) if gain is None else renderer.clip(text, voice) * gain
+                          for text, voice in pieces])
+            keys.append([renderer.key(text, voice) + ("" if db is None else f":level{db:g}") for text, voice in pieces])
         durations = [[len(c) for c in turn] for turn in clips]
         expected = sum(map(sum, durations)) + int(sr * (30 + 25 * len(scene.turns)))
         cap = int(math.ceil(expected / N) + 2) * N

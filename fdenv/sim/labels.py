@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..scene.schema import SILENCE_LABELS, Scene
+from ..scene.schema import HOLD_LABELS, SILENCE_LABELS, Scene
 from ..windows import CUTS_SILENCE, RESPOND_AFTER, knob, silence_end, yield_window
 from .scheduler import ResponseWatch, in_samples
 
-EXPECT = ("yield", "silent", "respond", "may_backchannel", "free")
+EXPECT = ("yield", "silent", "hold", "respond", "may_backchannel", "free")
 # No turn under way. SPEC 2 writes this as None; a dict with None fields keeps the label's type
 # fixed, which Gymnasium's vector envs need to merge infos across sub-environments.
 NO_TURN = {"id": None, "speaker": None, "label": None, "addressee": None}
@@ -99,7 +99,7 @@ class Labeler:
                 speaking.append(who)
         turn = None
         trp = False
-        yield_ = silent = backchannel = False
+        yield_ = silent = hold = backchannel = False
         active_turns = []  # (start, info) of every turn under way: scripted and unscripted
         if self._extras:
             self._extras = [x for x in self._extras if x[1] > t0]
@@ -115,6 +115,8 @@ class Labeler:
                     yield_ = True
                 elif label in ("duty", "T", "N4Q"):
                     silent = True
+                elif label in HOLD_LABELS:  # an overlap event: keep the floor (go on with the answer)
+                    hold = True
                 elif label in _BACKCHANNEL_OK:
                     backchannel = True
                 for x in t.trps:
@@ -135,6 +137,8 @@ class Labeler:
             expect = "yield"
         elif silent:
             expect = "silent"
+        elif hold:
+            expect = "hold"
         elif respond:
             expect = "respond"
         elif backchannel:

@@ -20,6 +20,7 @@ SET_IDS = {
     "fdenv/TurnTaking-v0": "turn_taking",
     "fdenv/Interruption-v0": "interruption",
     "fdenv/MultiParty-v0": "mpe",
+    "fdenv/Overlap-v0": "overlap",
 }
 ALL_IDS = ("fdenv/Room-v0", *SET_IDS)
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from ..scene.schema import Scene
-from ..windows import KNOBS, close_of
+from ..scene.schema import HOLD_LABELS, Scene
+from ..windows import KNOBS, close_of, is_overlap_event
 from .behaviour import (BC_DURING, BC_LABEL, FALSE_START_LABEL, REASK_LABEL, REPAIR_LABEL, REPAIR_UNADDRESSED,
                         REPAIR_YIELD, Behaviour, listeners)
 
@@ -297,6 +297,8 @@ class Scheduler:
         prev = self.scene.turns[self._next - 1]
         if not active or prev.label == "interrupt":  # (after an interrupt the assistant should answer)
             return False
+        if self.scene.turns[self._next].label in HOLD_LABELS:  # talk among the humans, or a TV: not for it
+            return False
         reaction = self.behaviour.intrusion_reaction(self._next)
         if reaction is None:
             return False
@@ -348,6 +350,9 @@ class Scheduler:
         s, F, b = self._s, self.F, self.behaviour
         if label == "N4Q":
             self._pending_start = end + s(b.n4r_delay_s(self._next))
+        elif is_overlap_event(self.scene, self._next):  # overlap set: a drawn 1-4 s into the answer
+            self._watch = InterruptWatch(end, F, s(b.event_after_s(self._next)),
+                                         s(b.interrupt_timeout_s(self._next)), s(b.response_idle_s(self._next)))
         elif nxt.label == "interrupt":
             self._watch = InterruptWatch(end, F, s(b.interrupt_after_s(self._next)),
                                          s(b.interrupt_timeout_s(self._next)), s(b.response_idle_s(self._next)))

@@ -19,12 +19,12 @@
 from .actions import ACTION_NAMES, BACKCHANNEL, SILENT, SPEAK, TurnActions, TurnVoice
 from .envs import ENV_ID, TurnTakingEnv, make_vec, register
 from .features import LogMel, LogMelFeatures
-from .rewards import (DEFAULT_WEIGHTS, BackchannelReward, PauseReward, ResponseReward, SilenceReward, TalkCost,
-                      TurnTakingReward, YieldReward)
+from .rewards import (DEFAULT_WEIGHTS, BackchannelReward, HoldReward, PauseReward, ResponseReward, SilenceReward,
+                      TalkCost, TurnTakingReward, YieldReward)
 from .teacher import OracleTeacher
 
 register()
 
 __all__ = ["ACTION_NAMES", "BACKCHANNEL", "SILENT", "SPEAK", "TurnActions", "TurnVoice", "ENV_ID", "TurnTakingEnv",
            "make_vec", "register", "LogMel", "LogMelFeatures", "DEFAULT_WEIGHTS", "BackchannelReward", "PauseReward",
-           "ResponseReward", "SilenceReward", "TalkCost", "TurnTakingReward", "YieldReward", "OracleTeacher"]
+           "ResponseReward", "SilenceReward", "HoldReward", "TalkCost", "TurnTakingReward", "YieldReward", "OracleTeacher"]

@@ -18,6 +18,7 @@ non-backchannel segment, SPEC 5.2); a shorter run is a backchannel.
 | ``response`` (``ResponseReward``) | ``expect == "respond"`` after ``T`` / ``final`` / ``interrupt`` (6.3, 6.4, 7) | when a run that started in the window becomes a take-over: ``+exp(-latency / tau_s)`` (latency from the window's first frame), then ``+hold_bonus`` per loud frame of that answer up to ``hold_max_s``; ``-miss_penalty`` when the window closes with no such run; nothing when the assistant was already speaking at the turn's end (no fresh onset) |
 | ``yield`` (``YieldReward``) | ``expect == "yield"``: an ``interrupt``, the ``N4R`` window (6.4, 7) | ``-frame_cost`` per loud frame |
 | ``silence`` (``SilenceReward``) | ``expect == "silent"``: ``N1``-``N3`` windows, ``duty``, ``T``, ``N4Q`` (7) | ``-frame_cost`` per loud frame; ``-takeover_penalty`` once per silent stretch a take-over overlaps (an intrusion, not an acknowledgement) |
+| ``hold`` (``HoldReward``) | ``expect == "hold"``: a user backchannel, a side conversation, background speech over the assistant's answer (overlap set) | when the assistant was speaking as the event began: ``-frame_cost`` per quiet frame once a quiet stretch is longer than ``pause_s`` (a brief pause is fine; stopping is not) |
 | ``talk`` (``TalkCost``) | everywhere | ``-frame_cost`` per loud frame (a small price on speaking at all) |
 
 ``TurnTakingReward(env, weights)`` adds ``sum(weights[name] * term)``; every wrapper adds its
@@ -42,7 +43,8 @@ TAKEOVER_S = 0.72
 # The onset bonus exp(-latency / TAU_S): 0.61 at 0.3 s, 0.15 at 1.1 s. With 2.5 s it paid 0.64
 # at 1.1 s and 0.89 at 0.3 s while one take-over in a pause costs 1: waiting was nearly free.
 TAU_S = 0.6
-DEFAULT_WEIGHTS = {"pause": 1.0, "backchannel": 0.5, "response": 1.0, "yield": 1.0, "silence": 1.0, "talk": 1.0}
+DEFAULT_WEIGHTS = {"pause": 1.0, "backchannel": 0.5, "response": 1.0, "yield": 1.0, "silence": 1.0, "hold": 1.0,
+                   "talk": 1.0}
 
 
 class Activity:
@@ -242,6 +244,31 @@ class SilenceTerm(Term):
         return r - self.takeover_penalty * self._over(self._stretch if silent else None, act)
 
 
+class HoldTerm(Term):
+    """Keep the floor through an overlap event that is not for the assistant (``hold``)."""
+
+    name = "hold"
+
+    def __init__(self, frame_cost: float = 0.1, pause_s: float = 0.48):
+        self.frame_cost, self.pause_s = frame_cost, pause_s
+        self.reset()
+
+    def reset(self):
+        self._in = False
+        self._holding = False  # it was speaking when the hold stretch began
+        self._quiet = 0
+
+    def __call__(self, labels, act):
+        hold = labels["expect"] == "hold"
+        if hold and not self._in:
+            self._holding, self._quiet = act.active, 0
+        self._in = hold
+        if not (hold and self._holding):
+            return 0.0
+        self._quiet = 0 if act.loud else self._quiet + 1
+        return -self.frame_cost if self._quiet * FRAME_S > self.pause_s + 1e-9 else 0.0
+
+
 class TalkTerm(Term):
     name = "talk"
 
@@ -252,7 +279,7 @@ class TalkTerm(Term):
         return -self.frame_cost if act.loud else 0.0
 
 
-TERMS = {c.name: c for c in (PauseTerm, BackchannelTerm, ResponseTerm, YieldTerm, SilenceTerm, TalkTerm)}
+TERMS = {c.name: c for c in (PauseTerm, BackchannelTerm, ResponseTerm, YieldTerm, SilenceTerm, HoldTerm, TalkTerm)}
 
 
 class _RewardWrapper(gym.Wrapper):
@@ -314,6 +341,11 @@ class SilenceReward(_single(SilenceTerm)):
     """Silence through ``N1``/``N2``/``N3`` windows and while listening (SPEC 7)."""
 
 
+class HoldReward(_single(HoldTerm)):
+    """Going on with the answer through a backchannel, a side conversation or background speech
+    (the overlap set's ``hold``)."""
+
+
 class TalkCost(_single(TalkTerm)):
     """A small cost per loud frame."""
 
@@ -322,7 +354,7 @@ class TurnTakingReward(_RewardWrapper, gym.utils.RecordConstructorArgs):
     """The weighted sum of the behaviour terms.
 
     ``weights``: ``{name: weight}`` over ``pause``, ``backchannel``, ``response``, ``yield``,
-    ``silence``, ``talk`` (missing names take ``DEFAULT_WEIGHTS``; weight 0 drops the term).
+    ``silence``, ``hold``, ``talk`` (missing names take ``DEFAULT_WEIGHTS``; weight 0 drops the term).
     ``params``: ``{name: {parameter: value}}`` for the terms' constructors (costs, penalties,
     ``tau_s``, ...). ``takeover_s``: the span from which a run is a take-over (0.72 s).
     """

@@ -6,7 +6,7 @@
 (name, seed, i), so a larger ``n`` keeps the scenes (and splits) a smaller one had.
 
 Sets: ``pause``, ``backchannel``, ``turn_taking``, ``interruption`` (Full-Duplex-Bench's four
-dimensions, one scene per item) and ``mpe`` (Duplex-MPE multi-party scenes, ``n`` counts
+dimensions, one scene per item), ``overlap`` (Full-Duplex-Bench v1.5's four overlap events) and ``mpe`` (Duplex-MPE multi-party scenes, ``n`` counts
 explicit/implicit pairs). Splits are fixed at about 70/15/15 (train/val/test) by scene, or 4/1/1
 by pair for ``mpe`` so that both members of a pair share a split.
 
@@ -25,7 +25,7 @@ from pathlib import Path
 
 from ..load import scene_from_dict
 from ..schema import LABELS, SILENCE_LABELS, markers
-from . import backchannel, interruption, mpe, pause, turn_taking
+from . import backchannel, interruption, mpe, overlap, pause, turn_taking
 from ._common import assign_splits, dump_yaml, flow_map, scene_rng
 from .variety import SCORED_LABELS, sentences, share_cap
 
@@ -37,6 +37,7 @@ GENERATORS = {
     "turn_taking": turn_taking,
     "interruption": interruption,
     "mpe": mpe,
+    "overlap": overlap,
 }
 SET_NAMES = tuple(GENERATORS)
 DEFAULT_SEED = 0
@@ -48,6 +49,7 @@ _DESCRIPTIONS = {
     "turn_taking": "FDB smooth turn-taking: context, then a final question with a short gold answer; the assistant should answer promptly.",
     "interruption": "FDB user interruption: a final request inviting a long answer, then an interrupt that changes it; the assistant should yield and answer the new request.",
     "mpe": "Duplex-MPE multi-party scenes in explicit/implicit pairs: answer the one T request, stay silent in N1/N2/N3, answer N4Q and yield at N4R.",
+    "overlap": "Overlap behaviours (FDB v1.5): a request needing a long answer, and 1-4 s into the answer an interruption, a user backchannel, a side conversation or background speech; yield to the first, hold the floor through the others.",
 }
 
 
@@ -139,6 +141,9 @@ def _manifest(name, gen, n, seed, scenes, splits) -> dict:
         counts["n4_scenes"] = n4_scenes
         counts["silence_windows"] = silence
     counts["splits"] = flow_map(split_counts)
+    events = [d.get("attributes", {}).get("event") for d in scenes]
+    if any(events):
+        counts["events"] = flow_map({e: events.count(e) for e in dict.fromkeys(e for e in events if e)})
     counts["turns"] = flow_map({k: v for k, v in labels.items() if v})
     counts["markers"] = flow_map({k: v for k, v in n_markers.items() if v}) if any(n_markers.values()) else None
     if counts["markers"] is None:
