@@ -38,7 +38,7 @@ BABBLE_TEXTS = (
     "Did anyone see where I left my blue umbrella?",
     "They are planning a long walk along the river on Sunday.",
 )
-MIC_PEAK = 0.9  # the loudest scripted moment at the microphones, at most (headroom below full scale)
+MIC_PEAK = 0.9  # what all talkers together plus the noises can reach at the microphones, at most
 
 
 def abs_peak(x: np.ndarray) -> float:
@@ -85,6 +85,7 @@ class Episode:
         self.self_noise: np.ndarray | None = None
         self.mic_gain = np.float32(1.0)
         self.noise_peak = 0.0  # what the noises can add to a frame at most (see _mix)
+        self.talker_peaks: dict[str, float] = {}  # each talker's loudest sample at the microphones
         self._hot: list[tuple[int, int]] = []  # where a mix may go over full scale (see _mix)
         self.extra_audio: dict = {}  # (speaker, text) -> (clip, cache key): unscripted phrases
         self._placed = 0  # scheduler clips already mixed into the microphone buffer
@@ -117,11 +118,11 @@ class Episode:
         ep = cls(scene, sr, N, n_mics, seed, None, Labeler(scene, sr, N, sched_cfg, humans), cap, meta, replay=False,
                  previous=previous)
         ep.clips_audio, ep.clip_keys = clips, keys
-        if room_spec is not None:
-            ep._prepare_room(room_spec, renderer)
         if behaviour == "natural":
             ep.extra_audio = {(sp, text): (renderer.clip(text, voice), renderer.key(text, voice))
                               for sp, text, voice in unscripted_clips(scene, voice_map(scene, renderer))}
+        if room_spec is not None:
+            ep._prepare_room(room_spec, renderer)
         ep.sched = Scheduler(scene, durations, sr, N, sched_cfg, ep.delays, humans,
                              {k: len(v[0]) for k, v in ep.extra_audio.items()})
         return ep
@@ -180,13 +181,17 @@ class Episode:
             from ..room.noise import SELF_NOISE_DB, self_noise
 
             self.self_noise = self_noise(self.mic.shape[0], 10 * sr // N * N, level - SELF_NOISE_DB, seed)
-        # Levels calibrated so that the microphones never clip on the scene's speech and noise:
-        # a fixed gain for the episode (a recording engineer's headroom), below 1 only when needed.
-        peak = max((float(np.abs(w).max()) for w in wet if w.size), default=0.0)
-        for x in (self.noise, self.self_noise):
-            peak += 0.0 if x is None else float(np.abs(x[0]).max())
+        # Levels calibrated so that the microphones never clip on the humans and the noise: a fixed
+        # gain for the episode (a recording engineer's headroom), below 1 only when needed. Which
+        # humans overlap is decided while the episode plays (natural humans overlap, backchannel
+        # and react to the assistant), so the bound is what any overlap could reach: the sum over
+        # the talkers of each one's loudest sample at any microphone (scripted turns and every
+        # unscripted phrase), plus the noises' peaks. MIC_PEAK's margin covers a talker's own
+        # reverberant tail under their next clip.
+        self.talker_peaks = talker_peaks(room, scene, self.clips_audio, self.clip_keys, self.extra_audio)
+        self.noise_peak = sum(float(abs_peak(x)) for x in (self.noise, self.self_noise) if x is not None)
+        peak = sum(self.talker_peaks.values()) + self.noise_peak
         self.mic_gain = np.float32(min(1.0, MIC_PEAK / peak)) if peak > 0 else np.float32(1.0)
-        self.noise_peak = sum(float(np.abs(x).max()) for x in (self.noise, self.self_noise) if x is not None)
 
     # ---- the frame loop ---------------------------------------------------------------------
     def start(self) -> tuple[np.ndarray, dict]:
@@ -341,6 +346,21 @@ class Episode:
             out.append({"kind": r.kind, "turn_id": turn.id, "due": (r.at + d) / sr,
                         "start": None if r.start is None else (r.start + d) / sr})
         return out
+
+
+def talker_peaks(room, scene: Scene, clips: list[list[np.ndarray]], keys: list[list[str]],
+                 extra_audio: dict) -> dict[str, float]:
+    """Each talker's loudest sample at any microphone of ``room``, over their scripted clips and
+    the unscripted phrases they may say (``extra_audio``: (speaker, text) -> (clip, key))."""
+    peaks = {sp.name: 0.0 for sp in scene.speakers}
+    for i, turn in enumerate(scene.turns):
+        for p, clip in enumerate(clips[i]):
+            if clip.size:
+                peaks[turn.speaker] = max(peaks[turn.speaker], float(abs_peak(room.convolve(turn.speaker, clip, key=keys[i][p]))))
+    for (speaker, _), (clip, key) in extra_audio.items():
+        if clip.size:
+            peaks[speaker] = max(peaks[speaker], float(abs_peak(room.convolve(speaker, clip, key=key))))
+    return peaks
 
 
 def _babble(renderer, n: int, seed: int) -> list[np.ndarray]:
