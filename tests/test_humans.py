@@ -79,18 +79,103 @@ def recomputed(record, j):
     return speaking, turn, {t.id for t in record.turns if on(t.start, t.end)}
 
 
+def detector(assistant, F):
+    """SPEC 3's activity detector read off the record's assistant track: a frame is loud when its
+    RMS is above -45 dBFS; active while a loud frame lies within the last 240 ms (3 frames)."""
+    frames = np.asarray(assistant, np.float64)[: len(assistant) // F * F].reshape(-1, F)
+    loud = 10 * np.log10(np.maximum(np.mean(frames**2, axis=1), 1e-30)) > -45.0
+    active = np.array([loud[max(0, j - 3): j + 1].any() for j in range(len(loud))])
+    onset = active & ~np.concatenate([[False], active[:-1]])
+    return active, onset
+
+
+def expected(record, humans):
+    """``expect`` of every frame recomputed from the record and SPEC 2's order of rules (SPEC 7's
+    windows), without the label code: the played turns, the assistant track and the humans'
+    drawn waits (``humans``: the episode's behaviour, which draws how long they wait)."""
+    sr, F = record.sample_rate, record.frame_samples
+    s = lambda sec: round(sec * sr)  # noqa: E731
+    turns = sorted((t for t in record.turns if t.label not in EXTRA_LABELS), key=lambda t: t.start)
+    index = {t.id: i for i, t in enumerate(record.scene.turns)}
+    active, onset = detector(record.assistant, F)
+    spans = {"yield": [], "silent": [], "may_backchannel": []}  # closed [a, b] on samples, or turns
+    for k, t in enumerate(turns):
+        a, b = s(t.start), s(t.end)
+        if t.label == "interrupt":
+            spans["yield"].append((a, b - 1))
+        if t.label == "N4R":
+            lo = a + s(2.0)
+            spans["yield"].append((lo, max(b, lo) + s(0.5)))
+        if t.label in ("duty", "T", "N4Q"):
+            spans["silent"].append((a, b - 1))
+        if t.label in ("N1", "N2", "N3"):  # to the end + 1 s, cut at the end of the next T / N4Q
+            end = b + s(1.0)
+            cut = next((u for u in turns[k + 1:] if u.label in ("T", "N4Q") and u.start > t.start), None)
+            spans["silent"].append((a, end if cut is None else min(end, s(cut.end))))
+        if t.label in ("ctx", "pause", "monologue", "final"):
+            spans["may_backchannel"].append((a, b - 1))
+    respond = []  # [first sample, done) per T / final / interrupt
+    for t in turns:
+        if t.label not in ("T", "final", "interrupt"):
+            continue
+        i = index[t.id] + 1  # the humans' waits after turn i - 1 are keyed by the next turn
+        wait, idle = s(humans.response_wait_s(i)), s(humans.response_idle_s(i))
+        e, engaged, off, done = s(t.end), False, None, None
+        for j in range(len(active)):
+            t0, t1 = j * F, (j + 1) * F
+            if t1 <= e:
+                continue
+            if not engaged and active[j] and (t0 <= e or (onset[j] and t0 <= e + wait)):
+                engaged = True
+            if engaged:
+                off = None if active[j] else (t0 if off is None else off)
+                end = None if off is None else off + idle
+            else:
+                end = e + wait
+            if end is not None and end < t1:
+                done = end
+                break
+        respond.append((e, done))
+    out = []
+    for j in range(record.n_frames):
+        t0, t1 = j * F, (j + 1) * F
+        hit = lambda name: any(a < t1 and b >= t0 for a, b in spans[name])  # noqa: E731
+        if hit("yield"):
+            out.append("yield")
+        elif hit("silent"):
+            out.append("silent")
+        elif any(t1 > e and (done is None or done > t0) for e, done in respond):
+            out.append("respond")
+        elif hit("may_backchannel"):
+            out.append("may_backchannel")
+        else:
+            out.append("free")
+    return out
+
+
 @pytest.mark.parametrize("agent", ["silent", "oracle", "talker"])
 def test_labels_recomputed_from_natural_records_match(agent):
-    env = RoomEnv(scene_set="mpe", split="test")
-    extras = mismatches = 0
-    for sc in range(3):
-        rec, frames = rollout(env, make_agent(agent), seed=sc, scene=sc)
-        extras += sum(t.label in EXTRA_LABELS for t in rec.turns)
-        for j, (_, lab) in enumerate(frames):
-            speaking, turn, turns = recomputed(rec, j)
-            got = (set(lab["speaking"]), lab["turn"]["id"], {t["id"] for t in lab["turns"]})
-            mismatches += got != (speaking, turn, turns)
+    """speaking, turn, turns and expect of every frame, recomputed from the record on natural
+    episodes of every set (multi-party scenes with re-asks and reactions, barge-ins, pauses)."""
+    from fdenv.sim.behaviour import make_behaviour
+
+    extras = mismatches = frames_seen = 0
+    seen = set()
+    for scene_set, scenes in (("mpe", range(3)), ("turn_taking", [0]), ("interruption", [0]), ("backchannel", [0]),
+                              ("pause", [0])):
+        env = RoomEnv(scene_set=scene_set, split="test")
+        for sc in scenes:
+            rec, frames = rollout(env, make_agent(agent), seed=sc, scene=sc)
+            extras += sum(t.label in EXTRA_LABELS for t in rec.turns)
+            expect = expected(rec, make_behaviour("natural", CFG, rec.seed, rec.scene.id))
+            for j, (_, lab) in enumerate(frames):
+                speaking, turn, turns = recomputed(rec, j)
+                got = (set(lab["speaking"]), lab["turn"]["id"], {t["id"] for t in lab["turns"]}, lab["expect"])
+                mismatches += got != (speaking, turn, turns, expect[j])
+                seen.add(lab["expect"])
+            frames_seen += len(frames)
     assert extras > 0  # the natural humans did something unscripted
+    assert frames_seen > 2000 and len(seen) >= 4  # most of the expect values were exercised
     assert mismatches == 0
 
 
