@@ -158,3 +158,21 @@ def test_type_errors_for_non_numbers():
         timing([("0", 1.0)], [])
     with pytest.raises(TypeError, match=r"user\[0\] start"):
         timing([(True, 1.0)], [])
+
+
+def test_arrays_in_plain_floats_out():
+    np = pytest.importorskip("numpy")
+    t = timing(np.array([[0, 16000], [64000, 80000]], dtype=np.int64), np.array([[24000, 72000]]), unit="samples")
+    assert t["latency_stop_list"] == [[4.0, 4.5]]
+    assert all(type(x) is float for iv in t["latency_stop_list"] + t["user_segments"] for x in iv)
+    json.dumps(t)  # a result goes into run lines as it is
+
+
+def test_module_is_a_leaf():
+    # pure rules: no other fdenv module, no audio or model library behind them
+    import ast
+
+    tree = ast.parse(Path(fdb15.__file__).read_text())
+    mods = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    mods |= {("." * n.level) + (n.module or "") for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+    assert mods <= {"__future__", "json", "math", "numbers", "typing"}

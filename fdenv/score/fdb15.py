@@ -46,7 +46,7 @@ from __future__ import annotations
 import json
 import math
 import numbers
-from typing import Iterable, Mapping, Sequence
+from typing import Iterable, Mapping
 
 SAMPLE_RATE = 16_000  # Silero runs on 16 kHz tracks; VAD outputs are sample indices at this rate
 USER_MERGE_GAP_S = 0.6
@@ -66,7 +66,7 @@ def _time(x, where: str, unit: str) -> float:
         raise TypeError(f"{where}: expected a number of {unit}, got {type(x).__name__} {x!r}")
     if not math.isfinite(x) or x < 0:
         raise ValueError(f"{where}: {x!r} is not a time; give a finite number of {unit} >= 0")
-    return x
+    return float(x)  # exact for sample indices below 2**53; plain floats in every result
 
 
 def _pairs(segments, name: str, unit: str) -> list[tuple]:
@@ -81,10 +81,10 @@ def _pairs(segments, name: str, unit: str) -> list[tuple]:
             if "start" not in seg or "end" not in seg:
                 raise ValueError(f"{where}: a VAD dict needs 'start' and 'end' keys, got {sorted(seg)}")
             pair = (seg["start"], seg["end"])
-        elif isinstance(seg, (str, bytes)) or not isinstance(seg, Sequence) or len(seg) != 2:
-            raise ValueError(f"{where}: expected [start, end] in {unit}, got {seg!r}")
-        else:
-            pair = (seg[0], seg[1])
+        else:  # a pair: tuple, list, a row of an array
+            pair = tuple(seg) if isinstance(seg, Iterable) and not isinstance(seg, (str, bytes)) else ()
+            if len(pair) != 2:
+                raise ValueError(f"{where}: expected [start, end] in {unit}, got {seg!r}")
         s, e = _time(pair[0], f"{where} start", unit), _time(pair[1], f"{where} end", unit)
         if e < s:
             raise ValueError(f"{where}: end {e!r} is before start {s!r}; give [start, end] with start <= end")
