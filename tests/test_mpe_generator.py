@@ -120,6 +120,32 @@ def test_context_says_the_assistant_will_be_asked_and_humans_ask_each_other(big)
     assert 0.3 * len(pairs) <= named_other <= 0.7 * len(pairs), "implicit requests often mention a human (not as addressee)"
 
 
+def test_every_pair_passes_the_design_checks_that_the_claude_back_end_uses(big):
+    from fdenv.scene.generate.mpe_checks import pair_problems, unnamed_human_questions
+
+    pairs = _pairs(big)
+    for pid, pair in pairs.items():
+        assert pair_problems(pair["explicit"], pair["implicit"]) == [], pid
+    assert sum(unnamed_human_questions(p["implicit"]) > 0 for p in pairs.values()) >= 0.3 * len(pairs)
+
+
+def test_the_design_checks_reject_the_first_generation_pairs():
+    # scenes/v1/mpe: the implicit T was the explicit one minus the name ("Hey, how much ...?"),
+    # with no context turn and a plain gold sentence
+    from fdenv.scene.generate.mpe_checks import pair_problems
+
+    v1 = SHIPPED.parent / "v1" / "mpe"
+    problems = Counter()
+    for f in sorted(v1.glob("mpe-*-explicit.yaml")):
+        ex = yaml.safe_load(f.read_text())
+        im = yaml.safe_load(f.with_name(f.name.replace("explicit", "implicit")).read_text())
+        found = pair_problems(ex, im)
+        assert found, f.name
+        problems.update(p.split(" (")[0] for p in found)
+    assert problems["T needs a gold_answer and its gold_facts"] == 200
+    assert problems["the implicit request must start with a verb asking a device to do something"] >= 190
+
+
 def test_gold_facts_accept_the_gold_sentence_and_reject_a_wrong_value(big):
     from fdenv.score.facts import judge, parse_key
 

@@ -66,7 +66,10 @@ def _generate_mpe(args, out: Path) -> int:
         name = getattr(args, "name", None) or mpe_llm.SET_NAME
         n = args.n or 20
         try:
-            writer = mpe_llm.ClaudeSceneWriter(model=args.model or mpe_llm.DEFAULT_MODEL, max_attempts=args.max_attempts)
+            from ..score.facts import gold_problems  # the offline judge must read the gold answer's own facts
+
+            writer = mpe_llm.ClaudeSceneWriter(model=args.model or mpe_llm.DEFAULT_MODEL, max_attempts=args.max_attempts,
+                                               gold_check=gold_problems)
             files, scenes, _ = mpe_llm.generate_claude_set(n, args.seed, name=name, writer=writer)
         except mpe_llm.GenerationError as e:
             print(f"fdenv-scenes: {e}", file=sys.stderr)

@@ -323,6 +323,18 @@ def parse_key(entries) -> Key:
     return Key(tuple(facts), tuple(given), tuple(wrong))
 
 
+def gold_problems(gold_answer: str, entries) -> list[str]:
+    """Why a written gold answer and its ``gold_facts`` entries do not fit together (empty when
+    they do): entries that name no key fact, or a gold answer this judge would reject."""
+    try:
+        key = parse_key(entries)
+    except ValueError as e:
+        return [str(e)]
+    if not judge(gold_answer, key):
+        return [f"the gold answer {gold_answer!r} does not state its key facts ({key.describe()}) as this judge reads them"]
+    return []
+
+
 def key_from_sentence(gold: str) -> Key | None:
     """The key of a plain gold sentence (see the module text); ``None`` when it states no fact."""
     key: list[Fact] = []

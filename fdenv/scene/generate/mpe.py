@@ -1,9 +1,11 @@
 """Duplex-MPE style multi-party scenes: 3-4 people talk in a room where an assistant listens.
 
 One scenario (``make_pair``) is written twice, ``explicit`` and ``implicit``, identical except for
-how the one ``T`` request addresses the assistant: both are an addressing *form* around the same
-*core* (``"{A}, {core}"`` / ``"{Core}"``, ``"Hey {A}, {core}"`` / ``"Hey, {core}"``, ...; see
-``ADDRESS_FORMS`` and ``split_request``).
+the wording of the one ``T`` request: the implicit one is a request only a device could carry out
+("Text Elena what each of us owes."), after an earlier ``N1`` turn, in both twins, saying that the
+assistant will be asked (``ASK_CONTEXTS``); the explicit one is the same request with the
+assistant's name in one of ``EXPLICIT_FORMS``. ``mpe_checks`` states the design as checks, which
+both this generator and the Claude back end (``mpe_llm``) pass.
 
 A scenario combines five attributes (SPEC 7), each drawn from its pool and each changing the text:
 
@@ -35,7 +37,6 @@ depends only on (seed, i).
 from __future__ import annotations
 
 import random
-import re
 
 from ._common import (
     ASSISTANT_NAMES, DAYS, MONTHS, NARRATOR, block_choice, block_flag, cap, chance, fill, gap, make_scene,
@@ -191,52 +192,6 @@ N4_EVENTS = (  # (question to the assistant, the human resolution)
     ("{A}, how do you say thank you in Japanese?", "Arigato, I learned that on holiday."),
     ("{A}, when does the last bus leave?", "Half past eleven, I take it every Friday."),
 )
-
-# Addressing forms: (explicit, implicit) around the same core; {core} as written, {Core}
-# capitalised, {Core_} capitalised without its final punctuation (then {end} follows the name).
-ADDRESS_FORMS = (
-    ("{A}, {core}", "{Core}"),
-    ("Hey {A}, {core}", "Hey, {core}"),
-    ("Okay {A}, {core}", "Okay, {core}"),
-    ("{A}, quick question, {core}", "Quick question, {core}"),
-    ("{Core_}, {A}{end}", "{Core}"),
-    ("Sorry {A}, {core}", "Sorry, {core}"),
-    ("So {A}, {core}", "So {core}"),
-)
-FORMAL_FORMS = (("Excuse me, {A}, {core}", "Excuse me, {core}"),)
-
-
-def address(form: tuple[str, str], core: str, A: str) -> tuple[str, str]:
-    """(explicit, implicit) request texts of one addressing form around ``core``."""
-    end = core[-1] if core[-1] in "?.!" else ""
-    slots = {"A": A, "core": core, "Core": cap(core), "Core_": cap(core[: len(core) - len(end)]), "end": end}
-    return form[0].format(**slots), form[1].format(**slots)
-
-
-def split_request(text: str, A: str | None = None) -> tuple[int, str] | None:
-    """(form index, core) of a request written by ``address``: give ``A`` for an explicit text,
-    ``None`` for an implicit one. ``None`` when no form writes ``text``."""
-    side = 0 if A is not None else 1
-    for i, form in enumerate(ADDRESS_FORMS + FORMAL_FORMS):
-        rx = ""
-        for part in re.split(r"(\{A\}|\{core\}|\{Core\}|\{Core_\}|\{end\})", form[side]):
-            if part == "{A}":
-                rx += re.escape(A or "")
-            elif part in ("{core}", "{Core}", "{Core_}"):
-                rx += "(?P<c>.+?)"
-            elif part == "{end}":
-                rx += "(?P<e>[?.!]?)"
-            else:
-                rx += re.escape(part)
-        m = re.fullmatch(rx, text)
-        if not m:
-            continue
-        core = m.group("c") + (m.groupdict().get("e") or "")
-        core = core[0].lower() + core[1:]
-        if address(form, core, A or "")[side] == text:
-            return i, core
-    return None
-
 
 # ---------------------------------------------------------------------------------------------
 # Task families: (rng, humans, nf, register) -> Task with exactly nf facts

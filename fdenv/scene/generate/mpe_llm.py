@@ -1,21 +1,29 @@
 """Duplex-MPE scenes written by Claude: the ``claude`` back end of ``fdenv-scenes generate mpe``.
 
 MPE's own scripts were written by an LLM from combinations of five scene attributes. This back end
-does the same through the ``anthropic`` SDK, under the same contract as the template back end:
+does the same through the ``anthropic`` SDK, under the same contract and the same pair design as
+the template back end (``docs/multiparty.md``):
 
 * ``make_spec(index, seed)``: what scene ``index`` must be, drawn only from (seed, index) with the
   template generator's pools: the task family, the five attributes, 3-4 human names, the
-  assistant's name, the number of turns, where ``T`` goes, how many silence turns, whether there is
-  an N4 event, the addressing form and the duty preamble.
+  assistant's name, the number of turns, where ``T`` goes (after the facts and the turn saying the
+  assistant will be asked), how many silence turns, whether there is an N4 event, whether the
+  humans ask each other an unnamed question, whether the request mentions a person, the explicit
+  request's form (``mpe.EXPLICIT_FORMS``) and the duty preamble.
 * The prompt (``prompts/mpe_scene_<version>.txt``, ``=== user ===`` between the system text and
-  the user template) asks for one JSON object: the turns with their labels, and the request as a
-  *core* with its gold answer. The explicit and implicit requests are then written from that one
-  core with one addressing form (``mpe.address``), so the pair differs only in the addressing.
+  the user template) asks for one JSON object: the turns with their labels (an ``ask`` turn is
+  the context, an ``N1`` turn in the scene), and the request as the *device request* (the
+  implicit T: "Text Elena what each of us owes.") with its gold answer and key facts. The
+  explicit T is that request with the assistant's name in the spec's form, so the twins share
+  every turn and timing except T's wording.
 * ``build_pair`` turns the JSON into the two scene dicts (duty turn, gaps, ids, ``resolves``) and
-  validates them: ``scene_from_dict`` (the scene schema) plus MPE's shape (SPEC 7: 3-4 humans,
-  8-14 turns, 4-8 silence turns with each of N1, N2, N3, ``T`` from the 4th turn on after at least
-  two ctx turns, the N4 event as asked, names where each label needs them). Every problem is
-  reported; an invalid answer is sent back with the problems and asked again (``max_attempts``).
+  validates them: ``scene_from_dict`` (the scene schema), MPE's shape (SPEC 7: 3-4 humans, 8-14
+  turns, 4-8 silence turns with each of N1, N2, N3, the N4 event as asked, names where each label
+  needs them), the pair design (``mpe_checks.pair_problems``, the checks the template pairs pass),
+  the spec's unnamed human question, the set's variety (no scored sentence used by an earlier
+  scene, ``variety.py``) and, given ``gold_check``, the key facts (the command line passes the
+  offline judge's: the gold answer must state its own key facts). Every problem is reported; an
+  invalid answer is sent back with the problems and asked again (``max_attempts``).
 * Answers are cached on disk under ``$FDENV_CACHE_DIR/scenes`` by a hash of (model, prompt
   version, temperature, spec), so a set is regenerated without the API; ``write_claude_set``
   writes ordinary scene YAML and a manifest like the template set's.
@@ -39,27 +47,32 @@ from string import Template
 from ..load import SceneError, scene_from_dict
 from ..schema import SILENCE_LABELS
 from . import mpe
-from ._common import ASSISTANT_NAMES, NARRATOR, assign_splits, block_choice, block_flag, dump_yaml, fill, gap, make_scene, make_turn, pick, scene_rng
+from ._common import (
+    ASSISTANT_NAMES, NARRATOR, assign_splits, block_choice, block_flag, chance, dump_yaml, fill, gap, make_scene,
+    make_turn, pick, scene_rng,
+)
+from .mpe_checks import addresses, is_ask_context, pair_problems, unnamed_human_questions
+from .variety import SCORED_LABELS, sentences
 
 SET_NAME = "mpe_claude"
-VERSION = 1
-PROMPT_VERSION = "v1"
+VERSION = 2
+PROMPT_VERSION = "v2"
 PROMPT_DIR = Path(__file__).parent / "prompts"
 DEFAULT_MODEL = "claude-sonnet-4-6"
 DEFAULT_TEMPERATURE = 0.7
-LABELS = ("ctx", "T", "N1", "N2", "N3", "N4Q", "N4R")
+LABELS = ("ctx", "ask", "T", "N1", "N2", "N3", "N4Q", "N4R")  # "ask": the context turn, an N1 in the scene
 
 TASK_HINTS = {
-    "total": "a sum: several people order or buy items at stated prices (and quantities); the request asks for the total",
-    "split": "a split bill: a bill, a tip and maybe extras or someone who does not pay; the request asks what each person pays",
-    "end_time": "an end time: an event's start time and length (and maybe adverts or a break); the request asks when it ends",
-    "who_has": "who has what: people say who took which item; the request asks who has one of them",
-    "choice": "which option was chosen: options are proposed, some rejected, one chosen; the request acts on the chosen one",
-    "guests": "a head count: groups of guests are announced (maybe one cancels); the request asks how many are coming",
-    "budget": "what is left of a budget: a budget and several costs; the request asks what remains",
-    "leave": "a departure time: a train time, a walk and maybe extra stops; the request asks when to leave",
-    "pizza": "how many to order: people, slices per person and slices per pizza; the request asks how many pizzas",
-    "invite": "a date counted back: an event date and how long before it invitations go out; the request asks the date",
+    "total": "a sum: several people order or buy items at stated prices (and quantities); the device request needs the total (text it to someone, pay it, read it out)",
+    "split": "a split bill: a bill, a tip and maybe extras or someone who does not pay; the device request needs what each person pays (message it, post it in the group chat)",
+    "end_time": "an end time: an event's start time and length (and maybe adverts or a break); the device request needs when it ends (a reminder, a calendar entry, a taxi)",
+    "who_has": "who has what: people say who took which item; the device request needs who has one of them (a note, a message)",
+    "choice": "which option was chosen: options are proposed, some rejected, one chosen; the device request acts on the chosen one (book it, play it)",
+    "guests": "a head count: groups of guests are announced (maybe one cancels); the device request needs how many are coming (order, message the caterer)",
+    "budget": "what is left of a budget: a budget and several costs; the device request needs what remains (update the spreadsheet, message it)",
+    "leave": "a departure time: a train time, a walk and maybe extra stops; the device request needs when to leave (set an alarm, a reminder)",
+    "pizza": "how many to order: people, slices per person and slices per pizza; the device request orders that many pizzas",
+    "invite": "a date counted back: an event date and how long before it invitations go out; the device request needs that date (a reminder, a calendar entry)",
 }
 
 
@@ -88,10 +101,12 @@ class Spec:
     device: str
     register: str
     n_turns: int  # human turns, the T turn included (the duty turn is added)
-    t_position: int  # 1-based among the human turns
-    n_silence: int
+    t_position: int  # 1-based among the human turns: after two facts and the ask turn
+    n_silence: int  # the ask turn included
     has_n4: bool
-    form: int  # index into mpe.ADDRESS_FORMS + mpe.FORMAL_FORMS
+    human_question: bool  # a human asks another an unnamed question about what they just said
+    mention: bool  # the device request names another person in the room (not its addressee)
+    form: int  # index into mpe.EXPLICIT_FORMS
     duty: str
 
     @property
@@ -108,17 +123,20 @@ def make_spec(index: int, seed: int = 0) -> Spec:
     humans = tuple(rng.sample(mpe.NAMES, rng.randint(3, 4)))
     A = pick(rng, ASSISTANT_NAMES)
     n_total = rng.randint(mpe.TURNS_RANGE[0] + (2 if has_n4 else 0), mpe.TURNS_RANGE[1])
-    q = rng.randint(3, n_total - 1)
-    budget = n_total - 2 - (2 if has_n4 else 0)
-    n_silence = rng.randint(mpe.SILENCE_RANGE[0], min(mpe.SILENCE_RANGE[1], budget - 2))
+    q = rng.randint(4, n_total - 1)  # T's turn: after the duty, two facts and the ask turn
+    hq = chance(rng, mpe.HUMAN_QUESTION_SHARE)
+    room = n_total - 4 - (2 if has_n4 else 0)  # human turns left for silence once T and two facts are in
+    if hq and room - 1 < mpe.SILENCE_RANGE[0]:
+        hq = False  # no room for the statement the question follows
+    n_silence = rng.randint(mpe.SILENCE_RANGE[0], min(mpe.SILENCE_RANGE[1], room - (1 if hq else 0)))
     register = pick(rng, mpe.REGISTERS)
     task = mpe.FAMILIES[family](random.Random(rng.random()), list(humans), 2, register)
     attrs = mpe.choose_attributes(rng, task, register)
-    forms = mpe.ADDRESS_FORMS + (mpe.FORMAL_FORMS if register == "formal" else ())
-    form = rng.randrange(len(forms))
+    mention = chance(rng, 0.5)
+    form = rng.randrange(len(mpe.EXPLICIT_FORMS))
     duty = fill(pick(rng, mpe.DUTIES), {"A": A})
     return Spec(index, seed, family, A, humans, attrs["setting"], attrs["activity"], attrs["relationship"],
-                attrs["device"], register, n_total - 1, q, n_silence, has_n4, form, duty)
+                attrs["device"], register, n_total - 1, q, n_silence, has_n4, hq, mention, form, duty)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -145,11 +163,16 @@ def user_prompt(spec: Spec, template: Template) -> str:
     n4 = ("Include exactly one N4Q turn (a question to the assistant, by name, that someone in the room can answer) directly "
           "followed by its N4R turn (a human answers it); neither may be the T turn." if spec.has_n4 else
           "Include no N4Q or N4R turn.")
+    hq = ("One person says something they have to do or did (a ctx turn), and in the next turn another person asks them "
+          "about it without saying their name (an N2 turn with that person as addressee, ending with '?')."
+          if spec.human_question else "Every N2 turn to a person says that person's name.")
+    mention = ("The device request mentions one of the other people by name, as the one to message or tell (not as "
+               "the one asked)." if spec.mention else "The device request names none of the people.")
     return template.substitute(
         assistant=spec.assistant, humans=", ".join(spec.humans), setting=spec.setting, activity=spec.activity,
         relationship=spec.relationship, device=spec.device, register=spec.register, task=TASK_HINTS[spec.task],
         n_turns=spec.n_turns, t_position=spec.t_position, n_silence=spec.n_silence, devices_note=note,
-        n4_instruction=n4,
+        n4_instruction=n4, human_question_instruction=hq, mention_instruction=mention,
     )
 
 
@@ -173,8 +196,38 @@ def parse_reply(text: str) -> dict:
     return data
 
 
-def build_pair(spec: Spec, data: dict, pair_id: str) -> list[dict]:
-    """The (explicit, implicit) scene dicts of a parsed answer; ``ReplyError`` with every problem."""
+def _request(spec: Spec, request, problems: list[str]) -> tuple[str, str, list[str]]:
+    """(device request, gold answer, gold facts) of the answer's ``request``, problems noted."""
+    if not isinstance(request, dict):
+        raise ReplyError(problems + ["'request' must be an object with 'device_request', 'gold_answer' and 'gold_facts'"])
+    extra = sorted(set(request) - {"device_request", "gold_answer", "gold_facts"})
+    if extra:
+        problems.append(f"request: unexpected keys {extra}; only 'device_request', 'gold_answer' and 'gold_facts'")
+    ask, gold, facts = request.get("device_request"), request.get("gold_answer"), request.get("gold_facts")
+    if not isinstance(ask, str) or not ask.strip():
+        problems.append("request.device_request must be non-empty text")
+        ask = "?"
+    ask = " ".join(ask.split())
+    if ask.split()[0] in spec.humans:  # the explicit forms lower-case its first letter
+        problems.append("request.device_request must start with its verb, not a name")
+    others = [h for h in spec.humans if re.search(rf"\b{re.escape(h)}\b", ask)]
+    if spec.mention and not others:
+        problems.append("request.device_request must mention one of the people by name (as the one to message or tell)")
+    if not spec.mention and others:
+        problems.append(f"request.device_request must name none of the people (it names {others[0]})")
+    if not isinstance(gold, str) or not gold.strip():
+        problems.append("request.gold_answer must be non-empty text")
+        gold = "?"
+    if not isinstance(facts, list) or not facts or not all(isinstance(f, str) and f.strip() for f in facts):
+        problems.append("request.gold_facts must be a non-empty list of facts as text, e.g. ['38 pounds', 'given 20 pounds']")
+        facts = []
+    return ask, gold.strip(), [" ".join(f.split()) for f in facts]
+
+
+def build_pair(spec: Spec, data: dict, pair_id: str, used=frozenset(), gold_check=None) -> list[dict]:
+    """The (explicit, implicit) scene dicts of a parsed answer; ``ReplyError`` with every problem.
+    ``used``: normalised scored sentences of the set's earlier scenes (``variety.py``);
+    ``gold_check(gold_answer, gold_facts) -> [problem]``: the key-fact reader's verdict."""
     problems: list[str] = []
     A = spec.assistant
     humans = set(spec.humans)
@@ -183,26 +236,9 @@ def build_pair(spec: Spec, data: dict, pair_id: str) -> list[dict]:
     if extra:
         problems.append(f"unexpected top-level keys {extra}; only 'turns' and 'request'")
     turns_in = data.get("turns")
-    request = data.get("request")
     if not isinstance(turns_in, list) or not turns_in:
         raise ReplyError(problems + ["'turns' must be a non-empty list of turns"])
-    if not isinstance(request, dict):
-        raise ReplyError(problems + ["'request' must be an object with 'core' and 'gold_answer'"])
-    core = request.get("core")
-    gold = request.get("gold_answer")
-    if not isinstance(core, str) or not core.strip():
-        problems.append("request.core must be non-empty text")
-        core = "?"
-    core = core.strip()
-    if A.lower() in core.lower():
-        problems.append(f"request.core must not contain the assistant's name {A!r}: the name is added for the explicit version only")
-    if core[:1].isupper() and not core.startswith(("I ", "I'")):
-        problems.append(f"request.core must start with a lower-case word (it follows an addressing phrase): {core[:30]!r}")
-    if core[-1:] not in ("?", ".", "!"):
-        problems.append("request.core must end with '?', '.' or '!'")
-    if not isinstance(gold, str) or not gold.strip():
-        problems.append("request.gold_answer must be non-empty text")
-        gold = "?"
+    ask, gold, facts = _request(spec, data.get("request"), problems)
 
     gap_rng = scene_rng(SET_NAME, VERSION, spec.seed, spec.index * 1000 + 7)
     turns = [make_turn("t0", NARRATOR, "duty", spec.duty)]
@@ -241,18 +277,28 @@ def build_pair(spec: Spec, data: dict, pair_id: str) -> list[dict]:
         if "[" in text or "]" in text:
             problems.append(f"{where}.text must not contain brackets")
         has_name = re.search(rf"\b{re.escape(A)}\b", text) is not None
-        if label in ("N1", "N4Q") and not has_name:
+        if label in ("ask", "N1", "N4Q") and not has_name:
             problems.append(f"{where}: an {label} turn must mention the assistant by name ({A!r})")
-        if label not in ("N1", "N4Q") and has_name:
+        if label not in ("ask", "N1", "N4Q") and has_name:
             problems.append(f"{where}: a {label} turn must not mention the assistant's name {A!r} "
                             "(label a mention N1, a question to it N4Q or T)")
+        if label in ("ask", "N1") and has_name and addresses(text, A):
+            problems.append(f"{where}: an {label} turn mentions {A} without speaking to it; this one calls it")
+        if label == "ask":
+            if has_name and not is_ask_context(text, A):
+                problems.append(f"{where}: the ask turn must say that {A} will be asked to do the task "
+                                f"(\"I'll get {A} to ...\", \"{A} can ..., I'll ask in a minute\")")
+            label = "N1"
         if label == "N2":
             to = t.get("addressee")
             if to in humans:
+                prev = turns[-1]["speaker"] if len(turns) > 1 else None
+                follow_up = prev == to and text.endswith("?")  # an unnamed question about what they just said
                 if to == sp:
                     problems.append(f"{where}.addressee: {sp} cannot address themselves")
-                elif not re.search(rf"\b{re.escape(to)}\b", text):
-                    problems.append(f"{where}.text must contain the name of its addressee {to!r}")
+                elif not follow_up and not re.search(rf"\b{re.escape(to)}\b", text):
+                    problems.append(f"{where}.text must contain the name of its addressee {to!r}, or be a question "
+                                    f"right after {to}'s own turn")
             elif to in devices:
                 if not any(w.lower() in text.lower() for w in devices[to]):
                     problems.append(f"{where}.text must call the device {to!r} by a wake word ({' / '.join(devices[to])})")
@@ -278,34 +324,34 @@ def build_pair(spec: Spec, data: dict, pair_id: str) -> list[dict]:
         problems.append(f"{len(labels) - 1} turns; write {spec.n_turns} (between 7 and 13)")
     n_sil = sum(lab in SILENCE_LABELS for lab in labels)
     if not 4 <= n_sil <= 8:
-        problems.append(f"{n_sil} silence turns (N1, N2, N3); write {spec.n_silence} (between 4 and 8)")
+        problems.append(f"{n_sil} silence turns (the ask turn, N1, N2, N3); write {spec.n_silence} (between 4 and 8)")
     for lab in SILENCE_LABELS:
         if lab not in labels:
             problems.append(f"no {lab} turn; each of N1, N2 and N3 appears at least once")
     if t_index is None:
         problems.append("no T turn; exactly one turn has the label T")
-    else:
-        if t_index < 3:
-            problems.append(f"the T turn is turn {t_index} of the people's turns; it must come 3rd or later")
-        if labels[1:t_index].count("ctx") < 2:
-            problems.append("at least two ctx turns with the task's facts must come before the T turn")
+    elif t_index < 4:
+        problems.append(f"the T turn is turn {t_index} of the people's turns; it must come 4th or later "
+                        "(after two ctx turns with the facts and the ask turn)")
     n4q, n4r = labels.count("N4Q"), labels.count("N4R")
     if spec.has_n4 and (n4q, n4r) != (1, 1):
         problems.append(f"write exactly one N4Q turn directly followed by its N4R turn (found {n4q} N4Q, {n4r} N4R)")
     if not spec.has_n4 and (n4q or n4r):
         problems.append("this scene has no N4 event: write no N4Q or N4R turn")
+    if gold_check is not None and facts:
+        problems += [f"request.gold_facts: {p}" for p in gold_check(gold, facts)]
 
-    forms = mpe.ADDRESS_FORMS + mpe.FORMAL_FORMS
-    explicit, implicit = mpe.address(forms[spec.form], core, A)
+    explicit = mpe.explicit_request(mpe.EXPLICIT_FORMS[spec.form], ask, A)
     attributes = {"setting": spec.setting, "activity": spec.activity, "relationship": spec.relationship,
                   "device": spec.device, "register": spec.register, "task": spec.task}
     out = []
-    for condition, text in (("explicit", explicit), ("implicit", implicit)):
+    for condition, text in (("explicit", explicit), ("implicit", ask)):
         ts = [dict(t) for t in turns]
         if t_index is not None:
             t = ts[t_index]
             ts[t_index] = make_turn(t["id"], t["speaker"], "T", text, gap=t.get("gap"),
-                                    addressee=A if condition == "explicit" else None, gold_answer=gold.strip())
+                                    addressee=A if condition == "explicit" else None, gold_answer=gold,
+                                    gold_facts=facts or None)
         d = make_scene(f"{pair_id}-{condition}", "mpe", [NARRATOR, *spec.humans], ts, assistant_name=A,
                        duty=spec.duty, condition=condition, pair_id=pair_id, attributes=attributes)
         if not problems:
@@ -314,6 +360,15 @@ def build_pair(spec: Spec, data: dict, pair_id: str) -> list[dict]:
             except SceneError as e:
                 problems.append(f"{e.field}: {e.problem}")
         out.append(d)
+    if t_index is not None:
+        problems += [p for p in pair_problems(*out) if p not in problems]
+    if spec.human_question and not unnamed_human_questions(out[1]):
+        problems.append("no unnamed question between the people: after one person's ctx turn, another asks them "
+                        "about it without their name (N2, addressee that person, ending with '?')")
+    said = [x for lab, x in sentences(out) if lab in SCORED_LABELS]
+    again = sorted({x for x in said if x in used or said.count(x) > 1})
+    if again:
+        problems.append(f"{len(again)} sentence(s) already used in this set or scene, e.g. {again[0]!r}; write new ones")
     if problems:
         raise ReplyError(problems)
     return out
@@ -335,8 +390,9 @@ class ClaudeSceneWriter:
     def __init__(self, model: str = DEFAULT_MODEL, *, api_key: str | None = None, client=None, http_client=None,
                  prompt_version: str = PROMPT_VERSION, temperature: float | None = DEFAULT_TEMPERATURE, cache: bool = True,
                  max_attempts: int = 3, max_retries: int = 4, backoff_s: float = 1.0, max_backoff_s: float = 30.0,
-                 timeout_s: float = 120.0, max_tokens: int = 4000, sleep=time.sleep):
+                 timeout_s: float = 120.0, max_tokens: int = 4000, sleep=time.sleep, gold_check=None):
         self.model = model
+        self.gold_check = gold_check  # (gold_answer, gold_facts) -> [problem]; see build_pair
         self.prompt_version = prompt_version
         self.temperature = temperature
         self.cache = cache
@@ -367,8 +423,9 @@ class ClaudeSceneWriter:
                            "spec": asdict(spec)}, sort_keys=True)
         return hashlib.sha256(blob.encode()).hexdigest()
 
-    def make_pair(self, index: int, seed: int = 0, pair_id: str | None = None) -> list[dict]:
-        """Scene ``index`` as an (explicit, implicit) pair of validated scene dicts."""
+    def make_pair(self, index: int, seed: int = 0, pair_id: str | None = None, used=frozenset()) -> list[dict]:
+        """Scene ``index`` as an (explicit, implicit) pair of validated scene dicts; ``used``: the
+        normalised scored sentences of the set's earlier scenes, which this pair may not repeat."""
         spec = make_spec(index, seed)
         pair_id = pair_id or f"{SET_NAME}-{index + 1:04d}"
         key = self._key(spec)
@@ -376,7 +433,7 @@ class ClaudeSceneWriter:
         if self.cache and path.is_file():
             try:
                 cached = json.loads(path.read_text())
-                pair = build_pair(spec, cached["data"], pair_id)
+                pair = build_pair(spec, cached["data"], pair_id, used, self.gold_check)
                 self.log.append({"index": index, "attempts": 0, "cached": True, "rejected": []})
                 return pair
             except (ValueError, KeyError, ReplyError):
@@ -388,7 +445,7 @@ class ClaudeSceneWriter:
             reply = self._call(messages)
             try:
                 data = parse_reply(reply)
-                pair = build_pair(spec, data, pair_id)
+                pair = build_pair(spec, data, pair_id, used, self.gold_check)
             except ReplyError as e:
                 rejected.append(e.problems)
                 messages += [{"role": "assistant", "content": reply},
@@ -444,10 +501,13 @@ def generate_claude_set(n: int, seed: int = 0, name: str = SET_NAME, writer: Cla
                         **writer_kwargs) -> tuple[dict[str, str], list[dict], dict[str, str]]:
     """(files: name -> text, scenes, splits) of ``n`` pairs written by Claude."""
     writer = writer or ClaudeSceneWriter(**writer_kwargs)
-    split_of = assign_splits(n)
+    split_of = assign_splits(n, mpe.SPLIT_SHARES)
     scenes, splits = [], {}
+    used: set[str] = set()  # no scored sentence twice in the set, as in the template set
     for i in range(n):
-        for d in writer.make_pair(i, seed, pair_id=f"{name}-{i + 1:04d}"):
+        pair = writer.make_pair(i, seed, pair_id=f"{name}-{i + 1:04d}", used=frozenset(used))
+        used.update(x for lab, x in sentences(pair) if lab in SCORED_LABELS)
+        for d in pair:
             scenes.append(d)
             splits[d["id"]] = split_of[i]
     regenerate = f"fdenv-scenes generate mpe --backend claude --model {writer.model} --name {name} --out scenes/ --n {n}" + (
