@@ -374,10 +374,7 @@ ONE_QUESTION = scene([{"speaker": "Ann", "text": QUESTION, "label": "final"}], k
 
 
 def _room_env(scene_, **room):
-    try:
-        return RoomEnv(scene=scene_, room={"preset": "office", "mics": "circular4", "echo_gain": 0.5, **room})
-    except (NotImplementedError, ImportError) as e:
-        pytest.skip(f"rooms are not wired into the env yet: {type(e).__name__}: {e}")
+    return RoomEnv(scene=scene_, room={"preset": "office", "mics": "circular4", "echo_gain": 0.5, **room})
 
 
 @pytest.mark.parametrize("seed", [0, 1])

@@ -62,3 +62,16 @@ def test_interruption_response_latency_is_d(d):
     assert [t for t in rec.turns if t.label == "interrupt"][0].end == f
     assert p["to"] == 1 and not p["did_not_stop"]
     assert p["latency_s"] == pytest.approx(d, abs=0.04)
+
+
+def test_the_oracles_short_answer_takes_the_turn():
+    # turn_taking-0052: the oracle answers "That's September." 0.5 s after the question; Silero
+    # split it at the "s" into two sub-second segments with at most one recognised word each, so
+    # the paper profile counted two backchannels and no take-over (fdb_code, from the words: TO 1).
+    from fdenv_agents import make_agent
+
+    env = RoomEnv(scene="turn_taking-0052", behaviour="paper")
+    rec, _ = rollout(env, make_agent("oracle"))
+    result = FDBScore(env, profiles=("paper", "fdb_code")).scorer.score(rec)
+    assert result["paper"]["to"] == 1 and result["paper"]["latency_s"] == pytest.approx(0.5, abs=0.06)
+    assert result["fdb_code"]["to"] == 1

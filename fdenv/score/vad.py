@@ -25,7 +25,9 @@ sounding sample of the run of sounding frames (gaps under 100 ms, Silero's own
 ``min_silence_duration_ms``, do not break it) that holds the first sounding frame within 0.2 s
 after Silero's onset; the end, likewise, the last sounding sample of the run holding the last
 sounding frame within 0.2 s before Silero's end. A run never crosses the neighbouring segments,
-so segments stay ordered and apart; a segment with no sounding frame near an edge keeps Silero's.
+so segments stay ordered; a segment with no sounding frame near an edge keeps Silero's. Two
+segments whose refined edges end up less than 100 ms apart are then one segment (``merge_close``:
+Silero's own minimum silence; its probability can dip for 100 ms on a fricative inside a word).
 
 Silero's probabilities per region are cached on disk by the region's samples (``region_probs``),
 so re-scoring and the MPE ``min_speech_ms`` sweep run the model once. The Silero model (the JIT
@@ -93,7 +95,8 @@ def params(profile: str = "paper", min_speech_ms: int = 250) -> dict:
             "min_silence_ms": MIN_SILENCE_MS, "speech_pad_ms": SPEECH_PAD_MS, "regions": True,
             "region_db": REGION_DB, "pad_removed": True,
             "edges": {"frame_ms": EDGE_FRAME * 1000 // RATE, "rel_db": EDGE_REL_DB, "floor_db": EDGE_FLOOR_DB,
-                      "floor_percentile": EDGE_FLOOR_PCT, "anchor_s": EDGE_ANCHOR_S, "max_gap_ms": MIN_SILENCE_MS}}
+                      "floor_percentile": EDGE_FLOOR_PCT, "anchor_s": EDGE_ANCHOR_S, "max_gap_ms": MIN_SILENCE_MS,
+                      "merge_gap_ms": MIN_SILENCE_MS}}
 
 
 def segments(audio16k, profile: str = "paper", min_speech_ms: int = 250, cache: bool = True) -> list[Segment]:
@@ -125,8 +128,23 @@ def segments_from_probs(audio16k, probs: list[tuple[int, int, list[float]]], min
             min_silence_duration_ms=MIN_SILENCE_MS, speech_pad_ms=SPEECH_PAD_MS, audio_length_samples=b - a,
         )
         raw = [(int(t["start"]) + pad, int(t["end"]) - pad) for t in ts]
-        for s, e in refine_edges(x[a:b], [(s, e) for s, e in raw if e > s]):
+        for s, e in merge_close(refine_edges(x[a:b], [(s, e) for s, e in raw if e > s])):
             out.append(((a + s) / RATE, (a + e) / RATE))
+    return out
+
+
+def merge_close(segs: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Refined segments (samples, in order) with those less than ``MIN_SILENCE_MS`` apart joined.
+    Silero splits where its probability stays low for 100 ms, which a fricative can do inside a
+    word ("That's | September"); when the sound's own edges leave less than Silero's minimum
+    silence between two segments, by Silero's own rule they are one."""
+    gap = MIN_SILENCE_MS * RATE // 1000
+    out: list[tuple[int, int]] = []
+    for s, e in segs:
+        if out and s - out[-1][1] < gap:
+            out[-1] = (out[-1][0], max(out[-1][1], e))
+        else:
+            out.append((s, e))
     return out
 
 
