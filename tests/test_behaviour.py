@@ -189,3 +189,49 @@ def test_the_n4r_start_is_drawn_and_the_labels_follow_the_played_start():
     wins = {w.name: (w.start, w.end) for w in W.played_windows(rec.turns)}
     assert wins["n4_gap"] == (q.end, r.start) and wins["n4_window"] == (q.start, r.start)
     assert rec.duration >= wins["yield"][1] + 2.0 - 1e-9
+
+
+def test_every_other_natural_draw_follows_its_declared_distribution():
+    """The draws not covered above, each over DRAWS seeds: timings against their declared CDFs
+    (Kolmogorov-Smirnov), chances against their declared shares (binomial), picks uniform over
+    their options (chi-square)."""
+    from fdenv.sim.behaviour import (BC_CHANCE, BC_PHRASES, COMPETE_CHANCE, FALSE_STARTS, REASK_CHANCE,
+                                     LogNormal)
+
+    def ks(x, cdf):
+        return stats.kstest(np.asarray(x), np.vectorize(cdf)).pvalue
+
+    def uniform(x, lo, hi):
+        return stats.kstest(np.asarray(x), "uniform", args=(lo, hi - lo)).pvalue
+
+    def chance(hits, p):
+        return stats.binomtest(int(sum(hits)), len(hits), p).pvalue
+
+    def even(picks, options):
+        return stats.chisquare([picks.count(o) for o in options]).pvalue
+
+    humans = [natural(s) for s in range(DRAWS)]
+    assert ks([h.response_idle_s(3) for h in humans], LogNormal(1.0, 0.35, 0.25, 3.0).cdf) > 0.01
+    assert ks([h.interrupt_timeout_s(3) for h in humans], LogNormal(1.0, 0.6, shift=5.0).cdf) > 0.01
+    assert ks([h.intrusion_reaction(3)[1] for h in humans], LogNormal(2.0, 0.5, 0.5, 6.0).cdf) > 0.01
+    reasks = [h.reask(3) for h in humans]
+    assert chance([r is not None for r in reasks], REASK_CHANCE) > 0.01
+    assert uniform([r for r in reasks if r is not None], 2.0, 6.0) > 0.01
+    others = ["Bob", "Cat", "Dan"]
+    starts = [h.competing_start(3, others) for h in humans]
+    assert chance([c is not None for c in starts], COMPETE_CHANCE) > 0.01
+    many = [c for c in (natural(s).competing_start(3, others) for s in range(20 * DRAWS)) if c is not None]
+    assert len(many) >= DRAWS
+    assert uniform([c[0] for c in many], 0.0, 0.15) > 0.01  # the third human starts 0-0.15 s in
+    assert uniform([c[1] for c in many], 0.25, 0.6) > 0.01  # ... and drops out after 0.25-0.6 s
+    assert even([c[2] for c in many], others) > 0.01 and even([c[3] for c in many], FALSE_STARTS) > 0.01
+    nods = [h.answer_backchannel(3, 0) for h in humans]
+    assert uniform([n[0] for n in nods], 3.0, 6.0) > 0.01  # the first nod 3-6 s into a long answer
+    gaps = [h.answer_backchannel(3, 1)[0] - n[0] for h, n in zip(humans, nods)]
+    assert uniform(gaps, 3.0, 5.0) > 0.01  # then every 3-5 s
+    assert even([n[1] for n in nods], BC_PHRASES) > 0.01
+    assert all(h.answer_backchannel(3, 4) is None for h in humans[:50])  # at most four
+    at_trp = [h.turn_backchannels(3, 20.0, [5.0], ["Bob", "Cat"]) for h in humans]
+    assert chance([bool(b) for b in at_trp], BC_CHANCE) > 0.01
+    assert uniform([b[0][0] - 5.0 for b in at_trp if b], 0.1, 0.3) > 0.01  # 0.1-0.3 s after the TRP
+    assert even([b[0][1] for b in at_trp if b], ["Bob", "Cat"]) > 0.01

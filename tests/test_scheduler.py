@@ -240,3 +240,27 @@ def test_silence_and_yield_windows_are_closed_at_their_end():
     lab = Labeler(N4, SR, N)
     lab.add_turn(2, 960, 20000, [])  # yield to max(20000, 960 + 32000) + 8000 = 40960 = frame 32
     assert [lab.frame(j, False, False)["expect"] for j in (31, 32, 33)] == ["yield", "yield", "free"]
+
+
+def test_the_activity_detector_is_minus_45_dbfs_with_a_240_ms_hold():
+    from fdenv.sim.detector import ActivityDetector
+
+    def frame(dbfs):  # a square wave: its RMS is its amplitude
+        a = 10 ** (dbfs / 20)
+        return np.where(np.arange(N) % 2 == 0, a, -a).astype(np.float32)
+
+    det = ActivityDetector(N, SR)
+    states = [det.update(f) for f in [frame(-45.1), frame(-44.9)] + [frame(-45.1)] * 5]
+    assert states == [False, True, True, True, True, False, False]  # held for 3 frames = 240 ms
+    assert det.onsets == [1]
+
+
+def test_a_turn_without_a_gap_starts_0_3_s_after_the_previous_one_and_the_episode_ends_2_s_after():
+    sc = scene([
+        {"speaker": "Ann", "text": "We bought four tickets.", "label": "ctx"},
+        {"speaker": "Bob", "text": "That was a good idea.", "label": "ctx"},
+    ])
+    rec, _ = rollout(RoomEnv(behaviour="paper", scene=sc), SilentAgent())
+    first, second = rec.turns
+    assert round(second.start * SR) - round(first.end * SR) == round(0.3 * SR)  # SPEC 3's default gap
+    assert rec.n_frames == math.ceil((round(second.end * SR) + 2 * SR) / N)  # tail_s = 2 s after the last clip
