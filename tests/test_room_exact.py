@@ -66,3 +66,52 @@ def test_echo_within_50db_of_the_exact_convolution(preset):
     assert error_db(y, ref) < BOUND_DB, (preset, error_db(y, ref))
     assert error_db(y, ref) > -200  # the cut is real: the exact tail is longer than the echo path's
     assert room.exact_irs()[ASSISTANT].shape[1] > echo.ir_length
+
+
+def test_env_observations_within_50db_of_the_exact_computation():
+    """The env's microphone frames (clips mixed as scheduled, the echo added frame by frame, the
+    noises added ahead in blocks, the gain) against the same episode computed at once in double
+    precision: every clip and the whole assistant track through the untruncated impulse
+    responses, plus the noises. What differs is the human and echo paths' error."""
+    import gymnasium as gym
+
+    import fdenv  # noqa: F401
+
+    gain = 0.5
+    env = gym.make("fdenv/TurnTaking-v0", room={"preset": "office", "mics": "circular4", "echo_gain": gain},
+                   behaviour="paper")
+    obs, _ = env.reset(seed=3)
+    rng = np.random.default_rng(4)
+    # the assistant answers: speech, then (after the humans' reaction) full-band noise bursts
+    speech = np.concatenate([np.zeros(3 * SR), 0.3 * speech_like(SR, 4.0, rng), np.zeros(SR),
+                             0.05 * rng.standard_normal(2 * SR)]).astype(np.float32)
+    frames, terminated = [obs], False
+    for k in range(200):
+        a = speech[k * N : (k + 1) * N]
+        a = np.pad(a, (0, N - len(a)))
+        obs, _, terminated, _, _ = env.step(a)
+        frames.append(obs)
+        if terminated:
+            break
+    ep = env.unwrapped.episode
+    assert ep.mic_clipped == 0 and ep.echo.partitions > 1 and ep.sched.clips
+    y = np.concatenate(frames, axis=1).astype(np.float64)
+    n = y.shape[1]
+    exact = ep.room.exact_irs()
+    signal = np.zeros((y.shape[0], n))
+    for c in ep.sched.clips:  # each clip through its talker's exact impulse responses
+        speaker = ep.scene.turns[c.turn].speaker
+        wet = exact_convolution(ep.clips_audio[c.turn][c.piece], exact[speaker])[:, : max(0, n - c.start)]
+        signal[:, c.start : c.start + wet.shape[1]] += wet
+    signal += exact_convolution(ep.assistant[:n], exact[ASSISTANT] * gain)[:, :n]
+    noise = np.zeros_like(signal)
+    for x in (ep.noise, ep.self_noise):
+        if x is not None:
+            noise += x[:, np.arange(n) % x.shape[1]]
+    ref = (signal + noise) * float(ep.mic_gain)
+    err = y - ref
+    db = float(10 * np.log10(np.sum(err * err) / np.sum((signal * float(ep.mic_gain)) ** 2)))
+    assert db < BOUND_DB, db
+    # the echo is a real part of what is heard here (not lost under the talkers)
+    echo = exact_convolution(ep.assistant[:n], exact[ASSISTANT] * gain)[:, :n]
+    assert np.sum(echo * echo) > 0.05 * np.sum(signal * signal)

@@ -81,7 +81,9 @@ def frozen(x: np.ndarray) -> np.ndarray:
     return x
 
 
-ROOMS = LRU(max_items=32)  # RoomSim by room key
+# RoomSim by room key, bounded by their impulse responses' bytes (about 0.4 MB in the office):
+# a whole test split's rooms (a few hundred) stay in memory for a second pass.
+ROOMS = LRU(max_items=1024, max_bytes=192 * 2**20)
 CALIBRATION = LRU(max_items=256)  # absorption by (size, rt60, order, probe geometry)
 AUDIO = LRU(max_bytes=512 * 2**20)  # convolved clips and noise, bounded by bytes
 

@@ -2,8 +2,8 @@
 
 The loudspeaker's impulse responses into every microphone are cut into ``P`` partitions of ``N``
 samples (``N`` = frame size); their ``2N``-point spectra are computed once. Each ``push`` does one
-real FFT of the last two input frames, ``P`` complex multiply-adds per microphone (batched) and
-one inverse FFT per microphone. The output equals the full linear convolution of the action stream
+real FFT of the last two input frames, ``P`` complex multiply-adds per microphone (one multiply
+and one sum for all of them) and one inverse FFT for all microphones together. The output equals the full linear convolution of the action stream
 with the impulse responses, cut into frames.
 """
 
@@ -54,16 +54,33 @@ class EchoPath:
         self.partitions = P
         if spectra is None:
             spectra = partition_spectra(ir, N, self.gain)
-        self._H = spectra  # (P, n_mics, N + 1) complex64
-        self._tmp = np.empty_like(self._H)
+        # The spectra by microphone, then partition (so that the sum over partitions runs over
+        # neighbouring rows), stored twice along the partitions: with the delay line a ring of P
+        # spectra (row r holds the frame ``(r - w) % P`` frames old), ``H2[:, s : s + P]`` with
+        # ``s = (P - w) % P`` (``_Hw[w]``) lines each row up with its partition, without copying either.
+        H = np.asarray(spectra, dtype=np.complex64).transpose(1, 0, 2)  # (n_mics, P, N + 1)
+        self._H2 = np.ascontiguousarray(np.concatenate([H, H], axis=1))
+        self._tmp = np.empty((self.n_mics, P, N + 1), dtype=np.complex64)
         self._acc = np.empty((self.n_mics, N + 1), dtype=np.complex64)
-        # Frequency-domain delay line stored twice so that X[w : w + P] lists the spectra from the
-        # newest to the oldest without copying.
-        self._X = np.zeros((2 * P, N + 1), dtype=np.complex64)
+        self._X = np.zeros((P, N + 1), dtype=np.complex64)
         self._w = 0
         self._buf = np.zeros(2 * N, dtype=np.float32)
         self._out = np.empty((self.n_mics, 2 * N), dtype=np.float32)
         self._silent_run = P + 1  # consecutive all-zero frames pushed; the delay line is all zero
+        self._views()
+
+    def _views(self) -> None:
+        P, N = self.partitions, self.frame_samples
+        self._Hw = [self._H2[:, (P - w) % P : (P - w) % P + P] for w in range(P)]  # by ring position
+        self._y = self._out[:, N:]  # overlap-save: the second half of each inverse transform
+
+    def __getstate__(self):  # views pickle as copies: rebuilt from their arrays instead
+        return {k: v for k, v in self.__dict__.items() if k not in ("_Hw", "_y")}
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        if "_H2" in state:
+            self._views()
 
     def reset(self) -> None:
         """Forget all past frames (a new episode)."""
@@ -110,17 +127,18 @@ class EchoPath:
         buf = self._buf
         buf[:N] = buf[N:]
         buf[N:] = frame
-        w = (self._w - 1) % P
+        w = self._w - 1 if self._w else P - 1
         self._w = w
+        X = self._X
         if _pocketfft is not None:
-            _pocketfft.r2c(buf, (0,), True, 0, self._X[w], 1)
+            _pocketfft.r2c(buf, (0,), True, 0, X[w], 1)
         else:
-            self._X[w] = sfft.rfft(buf)
-        self._X[w + P] = self._X[w]
-        np.multiply(self._H, self._X[w:w + P, None, :], out=self._tmp)
-        np.sum(self._tmp, axis=0, out=self._acc)
+            X[w] = sfft.rfft(buf)
+        np.multiply(self._Hw[w], X, out=self._tmp)
+        np.add.reduce(self._tmp, axis=1, out=self._acc)
         if _pocketfft is not None:  # inorm=2: scaled by 1 / (2N), as irfft
-            return _pocketfft.c2r(self._acc, (1,), 2 * N, False, 2, self._out, 1)[:, N:]
+            _pocketfft.c2r(self._acc, (1,), 2 * N, False, 2, self._out, 1)
+            return self._y
         return sfft.irfft(self._acc, n=2 * N, axis=-1)[:, N:]
 
 

@@ -316,6 +316,12 @@ class RoomSim:
         echo = self._irs[ASSISTANT]
         self._echo_length = max(1, max(_decay_length(h, ECHO_TAIL_DB) for h in echo.astype(np.float64)))
 
+    @property
+    def nbytes(self) -> int:
+        """Memory held: the impulse responses, and the echo path's spectra (about twice the
+        loudspeaker's responses per frame size)."""
+        return sum(v.nbytes for v in self._irs.values()) + 2 * self._irs[ASSISTANT].nbytes
+
     def _scale(self, name: str, p) -> float:
         # pyroomacoustics' amplitudes are 1 / distance (no 4 pi): scale to 1 at the reference.
         return float(np.linalg.norm(np.asarray(p) - self.mic_positions[:, 0])) if name == ASSISTANT else _REF_DISTANCE
@@ -549,7 +555,7 @@ def build_room(spec: RoomSpec | str | Mapping | None, speakers: Sequence[str], s
             return hit
     room = RoomSim(spec, speakers, int(seed), int(sample_rate), positions)
     if cache:
-        _cache.ROOMS.put(key, room)
+        _cache.ROOMS.put(key, room, room.nbytes)
     return room
 
 

@@ -38,6 +38,7 @@ BABBLE_TEXTS = (
     "Did anyone see where I left my blue umbrella?",
     "They are planning a long walk along the river on Sunday.",
 )
+NOISE_BLOCK = 16  # frames of noise added to the microphone buffer at a time
 MIC_PEAK = 0.9  # what all talkers together plus the noises can reach at the microphones, at most
 
 
@@ -87,6 +88,7 @@ class Episode:
         self.noise_peak = 0.0  # what the noises can add to a frame at most (see _mix)
         self.talker_peaks: dict[str, float] = {}  # each talker's loudest sample at the microphones
         self._hot: list[tuple[int, int]] = []  # where a mix may go over full scale (see _mix)
+        self._noise_to = 0  # the noises are in the microphone buffer up to this sample (see _add_noise)
         self.extra_audio: dict = {}  # (speaker, text) -> (clip, cache key): unscripted phrases
         self._placed = 0  # scheduler clips already mixed into the microphone buffer
         self._extras_placed = 0  # ... and unscripted events (backchannels, competing starts)
@@ -229,10 +231,8 @@ class Episode:
         echo = False
         if self.room is not None:  # the echo of the assistant's frame j (in place), and noise
             echo = self.echo.add_to(frame, mic)
-            for noise in (self.noise, self.self_noise):
-                if noise is not None:
-                    lo = (j * N) % noise.shape[1]
-                    mic += noise[:, lo : lo + N]
+            if self._noise_to <= j * N and (self.noise is not None or self.self_noise is not None):
+                self._add_noise(j * N)
             if self.mic_gain != 1.0:
                 mic *= self.mic_gain
         if self._hot:
@@ -245,6 +245,22 @@ class Episode:
         if self.doa is not None:
             labels["doa"] = dict(self.doa)  # fresh per step: users keep what they get
         return labels
+
+    def _add_noise(self, lo: int) -> None:
+        """Add the noises (each looped over its own length) to the microphones for the next
+        ``NOISE_BLOCK`` frames from sample ``lo``: a few large additions instead of two small ones
+        every frame. Later frames get their clips, echo and gain on top (the same sum)."""
+        hi = min(lo + NOISE_BLOCK * self.frame_samples, self.cap)
+        for noise in (self.noise, self.self_noise):
+            if noise is None:
+                continue
+            L, a = noise.shape[1], lo
+            while a < hi:
+                b = min(hi, a + L - a % L)  # up to the end of the block or of the noise's loop
+                self.mic[:, a:b] += noise[:, a % L : a % L + (b - a)]
+                a = b
+        self._noise_to = hi
+        self.used = max(self.used, hi)  # (a reused buffer is zeroed up to here)
 
     def _place_new(self) -> None:
         sched, scene = self.sched, self.scene
@@ -278,10 +294,10 @@ class Episode:
         self._extras_placed = len(sched.extras)
 
     def _mix(self, start: int, audio: np.ndarray) -> None:
-        """Add ``audio`` ``(n_mics, n)`` into the microphones from sample ``start``. Later only the
-        noises (at most ``noise_peak``) and the echo are added, then the gain (at most 1) applies:
-        so a frame without echo can only go over full scale where a mix plus the noises' peak
-        does. Noted here once per clip, so that the other steps skip their full-scale check."""
+        """Add ``audio`` ``(n_mics, n)`` into the microphones from sample ``start``. Besides it only
+        the noises (at most ``noise_peak``; some may be in already) and the echo are added, then the
+        gain (at most 1) applies: so a frame without echo can only go over full scale where a mix
+        plus the noises' peak does. Noted here once per clip, so that the other steps skip their full-scale check."""
         end = start + audio.shape[1]
         while end > self.cap:
             self._grow()
