@@ -146,6 +146,21 @@ def test_word_edges_match_the_rendered_answers():
     assert max(abs(e) for e in res["raw_start"]) > 0.2  # the check can tell the two apart
 
 
+def test_interior_words_pair_with_the_script_words_they_match():
+    """The benchmark's interior words: recognised words other than the first and last, paired with
+    the script word of the same normalised text in the best alignment; a misheard word is left out."""
+    bench = _bench_word_times()
+    W = asr.Word
+    truth = [(0.0, 0.2), (0.25, 0.5), (0.55, 0.9), (1.0, 1.3), (1.4, 1.8)]
+    heard = [W("It's", 0.0, 0.2), W("twenty", 0.26, 0.5), W("past,", 0.56, 0.88), W("Ford", 1.0, 1.3),
+             W("now.", 1.41, 1.8)]
+    pairs = bench.interior_pairs("It's 20 past four now.", truth, heard)
+    assert [(t, w.text) for t, w in pairs] == [((0.25, 0.5), "twenty"), ((0.55, 0.9), "past,")]
+    # a dropped word shifts nothing: the alignment pairs by text, not by position
+    pairs = bench.interior_pairs("It's 20 past four now.", truth, [heard[0], heard[2], heard[3], heard[4]])
+    assert [(t, w.text) for t, w in pairs] == [((0.55, 0.9), "past,")]
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("backend,n", [("espeak", 60), ("kokoro", 30)])
 def test_word_edges_p95_within_50ms(backend, n):
