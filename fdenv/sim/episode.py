@@ -235,9 +235,10 @@ class Episode:
                 self._add_noise(j * N)
             if self.mic_gain != 1.0:
                 mic *= self.mic_gain
+        check = echo
         if self._hot:
             self._hot = [h for h in self._hot if h[1] > j * N]
-        check = echo or any(a < (j + 1) * N for a, _ in self._hot)
+            check = check or any(a < (j + 1) * N for a, _ in self._hot)
         if check and not abs_peak(mic) <= 1.0:  # counted: levels are meant never to clip
             self.mic_clipped += int(np.count_nonzero(np.abs(mic) > 1.0))
             _clip(mic, -1.0, 1.0, out=mic)
