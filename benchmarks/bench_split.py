@@ -1,6 +1,6 @@
 """Throughput over the whole test split: a silent agent's episodes, and scoring a speaking agent's.
 
-    python benchmarks/bench_split.py [--rooms none,office] [--skip-scoring]
+    python benchmarks/bench_split.py [--rooms none,office] [--skip-scoring] [--score-every K]
 
 Prints, measured in one run (wall time and the process's CPU time; real time = the episodes'
 audio):
@@ -9,7 +9,8 @@ audio):
   rendered into an empty cache, rooms computed) and a warm pass, as multiples of real time;
 - the oracle agent (it speaks every answer) over the FDB sets' and MPE's test splits, simulated
   unscored, then each record scored (Silero VAD, Whisper tiny.en, the offline judge; both FDB
-  profiles or MPE) with empty VAD / ASR caches: scoring time as a percentage of real time.
+  profiles or MPE) with empty VAD / ASR caches: scoring time as a percentage of real time
+  (``--score-every K``: every K-th scene of each split, for a shorter run).
 """
 
 from __future__ import annotations
@@ -54,7 +55,7 @@ def silent_split(rooms) -> None:
                   f"({audio / (c1 - c0):5.0f}x)")
 
 
-def speaking_scoring() -> None:
+def speaking_scoring(every: int = 1) -> None:
     import shutil
 
     from fdenv.paths import cache_dir
@@ -67,7 +68,7 @@ def speaking_scoring() -> None:
     records = []
     for name in list_sets():
         env = make_env(name, split="test", score=False)
-        for sc in env.unwrapped.scenes:
+        for sc in env.unwrapped.scenes[::every]:
             records.append(run_episode(env, OracleAgent(), seed=0, scene=sc.id).record)
     fdb, mpe = FDBScorer(), MPEScorer()
     fdb.score(records[0])  # loads Silero and Whisper: a process does that once
@@ -90,11 +91,15 @@ def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--rooms", default="none,office", help="comma-separated: none (anechoic) and/or room presets")
     ap.add_argument("--skip-scoring", action="store_true", help="only the silent agent's split")
+    ap.add_argument("--score-every", type=int, default=1, metavar="K",
+                    help="score the oracle on every K-th scene of each test split (default 1: all)")
     args = ap.parse_args(argv)
     rooms = [None if r.strip() in ("none", "anechoic") else r.strip() for r in args.rooms.split(",") if r.strip()]
     silent_split(rooms)
+    if args.score_every < 1:
+        ap.error(f"--score-every must be at least 1, got {args.score_every}")
     if not args.skip_scoring:
-        speaking_scoring()
+        speaking_scoring(args.score_every)
 
 
 if __name__ == "__main__":
