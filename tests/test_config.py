@@ -19,9 +19,20 @@ def options(group):
     return sorted(p.stem for p in (CONF_DIR / group).glob("*.yaml"))
 
 
+def _quick(overrides):
+    """The tests run on espeak (fast, always installed); fdenv-run's default is kokoro."""
+    overrides = list(overrides)
+    return overrides if any(o.startswith("tts=") for o in overrides) else [*overrides, "tts=espeak"]
+
+
 def compose_with(*overrides):
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
-        return compose(config_name="config", overrides=list(overrides))
+        return compose(config_name="config", overrides=_quick(overrides))
+
+
+def test_benchmark_runs_default_to_neural_voices():
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+        assert compose(config_name="config").tts.backend == "kokoro"
 
 
 @pytest.mark.parametrize("group,option", [(g, o) for g in GROUPS for o in options(g)])
@@ -81,7 +92,7 @@ def test_replaying_an_fdb_export_from_the_cli(tmp_path):
 
 def cli(*args, timeout=300):
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
-    return subprocess.run([sys.executable, "-m", "fdenv.cli.run", *args], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "fdenv.cli.run", *_quick(args)], capture_output=True, text=True,
                           timeout=timeout, env=env)
 
 
@@ -136,7 +147,7 @@ def test_a_killed_run_resumes_with_every_episode_once(tmp_path):
     import signal
     import time
 
-    args = [sys.executable, "-m", "fdenv.cli.run", "agent=silent", "scene=turn_taking", "scene.split=all",
+    args = [sys.executable, "-m", "fdenv.cli.run", "agent=silent", "tts=espeak", "scene=turn_taking", "scene.split=all",
             "scene.limit=25", "timelines=0", "progress=false", f"out={tmp_path}/runs", f"hydra.run.dir={tmp_path}/h"]
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
     proc = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

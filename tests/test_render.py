@@ -217,13 +217,13 @@ def test_cold_scene_renders_every_clip_once(tmp_path):
 
 def _count_synth(monkeypatch, backend):
     calls = []
-    orig = type(backend).synthesize
+    orig = type(backend).synthesize_words
 
-    def spy(self, text, voice):
-        calls.append((text, voice))
-        return orig(self, text, voice)
+    def spy(self, texts, voice):
+        calls.append((tuple(texts), voice))
+        return orig(self, texts, voice)
 
-    monkeypatch.setattr(type(backend), "synthesize", spy)
+    monkeypatch.setattr(type(backend), "synthesize_words", spy)
     return calls
 
 
@@ -407,7 +407,7 @@ _HAS_KOKORO = all(importlib.util.find_spec(m) for m in ("kokoro_onnx", "kokoro_j
 @pytest.mark.skipif(not _HAS_KOKORO, reason="kokoro extra not installed (pip install -e '.[kokoro]')")
 def test_kokoro_renders(cache_dir):
     r = Renderer("kokoro", sample_rate=24000)
-    assert r.backend.sample_rate == 24000 and len(r.voices) == 5
+    assert r.backend.sample_rate == 24000 and len(r.voices) == 16
     assert len(set(voice_map(_scene(["Ana", "Ben", "Chloe"]), r).values())) == 5
     e = Renderer("espeak", SR, cache_dir=cache_dir / "e")
     before = e.clip(SENTENCE, "en-us+m3")

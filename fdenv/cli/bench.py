@@ -96,9 +96,9 @@ def cold_60s_render(speech_s: float = 60.0) -> float:
         seconds = 0.0
         for sc in scenes:
             voices = voice_map(sc, r)
-            for turn in sc.turns:
-                for p in turn.pieces:
-                    seconds += len(r.clip(p.text, voices[turn.speaker])) / 16000
+            for turn in sc.turns:  # one utterance per turn, as the env renders it
+                pieces = r.turn([p.text for p in turn.pieces], voices[turn.speaker])
+                seconds += sum(len(p.audio) for p in pieces) / 16000
             if seconds >= speech_s:
                 break
         return (time.perf_counter() - t) * 60.0 / seconds

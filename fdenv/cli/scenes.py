@@ -188,19 +188,20 @@ def _render_set(renderer, name: str, scenes) -> tuple[int, int, int, int]:
     for scene in tqdm(scenes, desc=name, unit="scene", leave=False, disable=None):  # no bar off a terminal
         voices = voice_map(scene, renderer)
         extras = [(text, voice) for _, text, voice in unscripted_clips(scene, voices)]  # natural humans' own
-        for text, voice in [c for pieces in turn_clips(scene, voices) for c in pieces] + extras:
-            key = renderer.key(text, voice)
-            if key in keys:
+        turns = [([t for t, _ in pieces], pieces[0][1]) for pieces in turn_clips(scene, voices)]
+        for texts, voice in turns + [([text], voice) for text, voice in extras]:  # a turn is one utterance
+            turn_keys = renderer.turn_keys(texts, voice)
+            if turn_keys[0] in keys:
                 continue
-            keys.add(key)
-            if renderer.cache.path(key).is_file():
-                cached += 1
+            keys.update(turn_keys)
+            if all(renderer.cache.path(k).is_file() for k in turn_keys):
+                cached += len(turn_keys)
                 continue
-            audio = renderer.clip(text, voice)
-            if not renderer.cache.path(key).is_file():
-                renderer.cache.put(key, audio)
-                unwritten += not renderer.cache.path(key).is_file()  # the cache warned once why
-            rendered += 1
+            for piece in renderer.turn(texts, voice):
+                if not renderer.cache.path(piece.key).is_file():
+                    renderer.cache.put(piece.key, piece.audio)
+                    unwritten += not renderer.cache.path(piece.key).is_file()  # the cache warned once why
+                rendered += 1
     return len(keys), rendered, cached, unwritten
 
 

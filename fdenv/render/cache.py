@@ -2,7 +2,7 @@
 
 The key is the sha256 of everything that determines a clip's samples, so one memory tier serves
 every ``ClipCache`` of the process (bounded by ``MEMORY_BYTES``). Files live under
-``<cache dir>/clips/<2 hex>/<key>.clip`` and are written atomically (temporary file + rename), so
+``<cache dir>/clips/<2 hex>/<key>.clip`` (a clip's word times: ``<key>.words``) and are written atomically (temporary file + rename), so
 several processes may share one directory. Each file is sealed with its key and a digest of its
 samples (``fdenv.sealed``): a changed, torn or misplaced file is discarded with a warning and the
 clip rendered again. The cache directory is the ``cache_dir`` argument,
@@ -100,24 +100,25 @@ class ClipCache:
     def clip_dir(self) -> Path:
         return self.root / "clips"
 
-    def path(self, key: str) -> Path:
-        return self.clip_dir / key[:2] / f"{key}.clip"
+    def path(self, key: str, kind: str = "clip") -> Path:
+        """A clip's file (``kind="clip"``), or its word times' (``kind="words"``)."""
+        return self.clip_dir / key[:2] / f"{key}.{kind}"
 
-    def get(self, key: str) -> np.ndarray | None:
-        """The cached clip (read-only, shared: copy before changing it), or None."""
-        hit = _memory.get(key)
+    def get(self, key: str, kind: str = "clip") -> np.ndarray | None:
+        """The cached clip or word times (read-only, shared: copy before changing it), or None."""
+        hit = _memory.get(f"{kind}:{key}")
         if hit is not None:
             return hit
-        audio = load_array(self.path(key), key, _check_clip)
+        audio = load_array(self.path(key, kind), key, _check_clip)
         if audio is None:
             return None
-        _memory.put(key, audio)
+        _memory.put(f"{kind}:{key}", audio)
         return audio
 
-    def put(self, key: str, audio: np.ndarray) -> None:
+    def put(self, key: str, audio: np.ndarray, kind: str = "clip") -> None:
         audio = np.array(audio, np.float32, copy=True, order="C")
-        _memory.put(key, audio)
-        if not save_array(self.path(key), key, audio) and not self._warned:
+        _memory.put(f"{kind}:{key}", audio)
+        if not save_array(self.path(key, kind), key, audio) and not self._warned:
             warnings.warn(f"fdenv clip cache: cannot write under {self.clip_dir}; clips stay in memory only")
             self._warned = True
 

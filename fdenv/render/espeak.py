@@ -16,6 +16,7 @@ import ctypes.util
 import hashlib
 import json
 import os
+import re
 import shutil
 import tempfile
 import threading
@@ -69,7 +70,23 @@ _VOICE_TABLE_ID = hashlib.sha256(
     json.dumps({k: v.__dict__ for k, v in VOICES.items()}, sort_keys=True).encode()
 ).hexdigest()[:10]
 
-_CALLBACK = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ctypes.c_short), ctypes.c_int, ctypes.c_void_p)
+_EVENT_LIST_TERMINATED, _EVENT_WORD = 0, 1
+
+
+class _EventId(ctypes.Union):
+    _fields_ = [("number", ctypes.c_int), ("name", ctypes.c_char_p), ("string", ctypes.c_char * 8)]
+
+
+class _Event(ctypes.Structure):
+    """espeak_EVENT (speak_lib.h): a word event gives the word's character position in the text
+    (1-based) and its start in the audio (ms)."""
+
+    _fields_ = [("type", ctypes.c_int), ("unique_identifier", ctypes.c_uint), ("text_position", ctypes.c_int),
+                ("length", ctypes.c_int), ("audio_position", ctypes.c_int), ("sample", ctypes.c_int),
+                ("user_data", ctypes.c_void_p), ("id", _EventId)]
+
+
+_CALLBACK = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ctypes.c_short), ctypes.c_int, ctypes.POINTER(_Event))
 
 
 class _Engine:
@@ -88,6 +105,7 @@ class _Engine:
         src, self.data_path = _find_library()
         self.lib_path, self.reload = _private_copy(src)
         self._chunks: list[np.ndarray] = []
+        self._words: list[tuple[int, int]] = []  # (character position, audio position in ms)
         self._callback = _CALLBACK(self._collect)  # keep a reference: the library holds the pointer
         self._lib = None
         lib = self._open()
@@ -143,9 +161,16 @@ class _Engine:
     def _collect(self, wav, n, events) -> int:
         if n > 0 and wav:
             self._chunks.append(np.ctypeslib.as_array(wav, shape=(n,)).copy())
+        if events:
+            i = 0
+            while events[i].type != _EVENT_LIST_TERMINATED:
+                if events[i].type == _EVENT_WORD:
+                    self._words.append((events[i].text_position, events[i].audio_position))
+                i += 1
         return 0
 
-    def synthesize(self, text: str, spec: VoiceSpec) -> np.ndarray:
+    def synthesize(self, text: str, spec: VoiceSpec) -> tuple[np.ndarray, list[tuple[int, int]]]:
+        """The audio and the word events: (character position, 1-based; start in ms)."""
         lib = self._open()
         try:
             name = f"{spec.language}+{spec.variant}"
@@ -154,17 +179,45 @@ class _Engine:
             for param, value in ((_RATE, spec.rate), (_PITCH, spec.pitch), (_RANGE, spec.range), (_VOLUME, 100)):
                 lib.espeak_SetParameter(param, value, 0)
             data = text.encode("utf-8")
-            self._chunks = []
+            self._chunks, self._words = [], []
             err = lib.espeak_Synth(data, len(data) + 1, 0, _POS_CHARACTER, 0, _CHARS_UTF8, None, None)
             if err != _EE_OK:
                 raise TTSError(f"espeak_Synth failed with code {err}")
             lib.espeak_Synchronize()
             chunks, self._chunks = self._chunks, []
+            words, self._words = self._words, []
         finally:
             self._close()
         if not chunks:
-            return np.zeros(0, np.float32)
-        return np.concatenate(chunks).astype(np.float32) / 32768.0
+            return np.zeros(0, np.float32), words
+        return np.concatenate(chunks).astype(np.float32) / 32768.0, words
+
+
+def words_from_events(pieces: list[str], events: list[tuple[int, int]], sr: int, n: int) -> list[list[tuple[int, int]]]:
+    """(start, end) samples of each whitespace word of each piece (joined by one space), from word
+    events (character position, 1-based; ms). A word espeak-ng gave no event of its own (a lone
+    dash, say) starts where the word before it ends."""
+    spans, pos = [], 0  # (piece, character start, character end) of every word
+    for i, piece in enumerate(pieces):
+        for m in re.finditer(r"\S+", piece):
+            spans.append((i, pos + m.start(), pos + m.end()))
+        pos += len(piece) + 1
+    starts: list[int | None] = [None] * len(spans)
+    for char, ms in events:
+        c = char - 1
+        for k, (_, a, b) in enumerate(spans):
+            if a <= c < b:
+                if starts[k] is None:
+                    starts[k] = min(n, int(round(ms * sr / 1000)))
+                break
+    last = 0
+    for k in range(len(starts)):
+        starts[k] = last = max(last, starts[k] if starts[k] is not None else last)
+    out: list[list[tuple[int, int]]] = [[] for _ in pieces]
+    for k, (i, _, _) in enumerate(spans):
+        end = starts[k + 1] if k + 1 < len(spans) else n
+        out[i].append((starts[k], max(starts[k], end)))
+    return out
 
 
 def _find_library() -> tuple[str, str | None]:
@@ -291,10 +344,19 @@ class EspeakBackend:
         return tuple(VOICES)
 
     def synthesize(self, text: str, voice: str) -> np.ndarray:
+        return self.synthesize_words([text], voice)[0]
+
+    def synthesize_words(self, pieces: list[str], voice: str) -> tuple[np.ndarray, list[list[tuple[int, int]]]]:
+        """The pieces as one utterance, and (start, end) samples of every word (``piece.split()``)
+        from espeak-ng's word events: a word ends where the next one starts (the last: at the end)."""
         check_voice(voice, self.voices(), self.name)
-        text = check_text(text)
+        pieces = [check_text(p) for p in pieces]
+        text = " ".join(pieces)
         with _lock:
-            return _get_engine().synthesize(text, VOICES[voice])
+            engine = _get_engine()
+            audio, events = engine.synthesize(text, VOICES[voice])
+            sr = engine.sample_rate
+        return audio, words_from_events(pieces, events, sr, len(audio))
 
     def __repr__(self) -> str:
         return "EspeakBackend()"

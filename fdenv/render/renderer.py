@@ -1,15 +1,58 @@
-"""``Renderer``: text + voice -> a trimmed, level-normalised clip at the env's rate, cached."""
+"""``Renderer``: text + voice -> trimmed, level-normalised clips at the env's rate, with the time
+of every word, cached.
+
+A turn is synthesised in one piece (``turn``): the words before a ``[pause=S]`` keep the
+prosody of a phrase that goes on, not an utterance's final fall. The pieces are cut at the word
+boundary the back end reports (espeak-ng's word events, Kokoro's phoneme durations), trimmed,
+and their inner silences longer than ``process.MAX_GAP_S`` shortened; one gain serves the whole
+turn. The scheduler then places the pieces with the script's silences between them, so pause
+times stay exact.
+"""
 
 from __future__ import annotations
 
+import hashlib
 import os
+import re
+from dataclasses import dataclass
 
 import numpy as np
 
 from .base import TTSBackend, TTSError, check_text, check_voice
 from .cache import ClipCache, clip_key
-from .process import PROCESSING_VERSION, process
+from .process import PROCESSING_VERSION, fade_edges, moved, shorten_gaps, trim_bounds, turn_gain
 from .registry import get_backend
+from ..audio import resample
+
+# Names the back ends' phonemiser (espeak-ng, en-us, used by both) says wrongly, respelt for the
+# synthesiser only (the text, the words and the cache key keep the name): "Aria" came out as
+# "area" (/ˈɛɹiə/, not /ˈɑːriə/) and "Remy" as "Ramai"; Whisper tiny.en wrote them so.
+SAY_AS = {"Aria": "Ahreea", "Remy": "Remmy"}
+_SAY_AS = re.compile(r"\b(" + "|".join(map(re.escape, SAY_AS)) + r")\b")
+_SAY_AS_ID = hashlib.sha256(repr(sorted(SAY_AS.items())).encode()).hexdigest()[:8]
+
+
+def say_as(text: str) -> str:
+    """``text`` as the synthesiser should read it (one word for one word: word times still map)."""
+    return _SAY_AS.sub(lambda m: SAY_AS[m.group(1)], text)
+
+
+@dataclass(frozen=True)
+class Word:
+    """One word of a clip (``text.split()``) and when it is spoken, in seconds from the clip's start."""
+
+    text: str
+    start: float
+    end: float
+
+
+@dataclass(frozen=True)
+class Piece:
+    """One rendered piece of a turn: its samples, cache key and words."""
+
+    audio: np.ndarray
+    key: str
+    words: tuple[Word, ...]
 
 
 class Renderer:
@@ -46,25 +89,69 @@ class Renderer:
     def voices(self) -> tuple[str, ...]:
         return tuple(self.backend.voices())
 
+    def turn_keys(self, texts: list[str] | tuple[str, ...], voice: str) -> list[str]:
+        """The cache key of each piece of a turn spoken as ``texts`` (pieces in order)."""
+        texts = [check_text(t) for t in texts]
+        base = clip_key(self.backend.name, self.backend.version, voice, "\x1f".join(texts), self.sample_rate,
+                        f"{PROCESSING_VERSION}; say-as {_SAY_AS_ID}")
+        if len(texts) == 1:
+            return [base]
+        return [hashlib.sha256(f"{base}:{i}".encode()).hexdigest() for i in range(len(texts))]
+
     def key(self, text: str, voice: str) -> str:
-        return clip_key(
-            self.backend.name, self.backend.version, voice, check_text(text), self.sample_rate, PROCESSING_VERSION
-        )
+        return self.turn_keys([text], voice)[0]
+
+    def turn(self, texts: list[str] | tuple[str, ...], voice: str) -> list[Piece]:
+        """The pieces of one turn, synthesised as one utterance and cut at the word boundaries
+        between them: float32 mono at ``sample_rate``, each trimmed, the turn's active level at
+        -23 dBFS, with every word's start and end (``Word``) relative to its piece."""
+        check_voice(voice, self.voices, self.backend.name)
+        texts = [check_text(t) for t in texts]
+        keys = self.turn_keys(texts, voice)
+        hits = [(self.cache.get(k), self.cache.get(k, "words")) for k in keys]
+        if all(a is not None and w is not None and len(w) == 2 * len(t.split()) for (a, w), t in zip(hits, texts)):
+            return [Piece(a.copy(), k, _words(t, w)) for (a, w), k, t in zip(hits, keys, texts)]
+        pieces = self._render_turn(texts, voice)
+        self.synth_calls += 1
+        for (audio, times), k in zip(pieces, keys):
+            self.cache.put(k, audio)
+            self.cache.put(k, times, "words")
+        return [Piece(a.copy(), k, _words(t, w)) for (a, w), k, t in zip(pieces, keys, texts)]
+
+    def _render_turn(self, texts: list[str], voice: str) -> list[tuple[np.ndarray, np.ndarray]]:
+        native, words = _synthesize_words(self.backend, [say_as(t) for t in texts], voice)
+        sr_in, sr = self.backend.sample_rate, self.sample_rate
+        x = resample(native, sr_in, sr)
+        scale = sr / sr_in
+        words = [[(int(round(a * scale)), int(round(b * scale))) for a, b in ws] for ws in words]
+        # Cut between the pieces where the next piece's first word starts.
+        cuts = [0] + [min(len(x), ws[0][0]) if ws else len(x) for ws in words[1:]] + [len(x)]
+        cuts = list(np.maximum.accumulate(cuts))
+        out = []
+        for i, ws in enumerate(words):
+            lo, hi = cuts[i], cuts[i + 1]
+            seg = fade_edges(x[lo:hi], sr, head=i > 0, tail=i < len(words) - 1)
+            a, b = trim_bounds(seg, sr)
+            if b <= a:
+                raise TTSError(f"{self.backend.name} voice {voice!r} produced no audible speech for {texts[i]!r}")
+            seg, gaps = shorten_gaps(seg[a:b], sr)
+            n = len(seg)
+            times = []
+            for s0, s1 in ws:
+                s0 = min(n, max(0, moved(s0 - lo - a, gaps)))
+                s1 = min(n, max(s0, moved(s1 - lo - a, gaps)))
+                times += [s0 / sr, s1 / sr]
+            out.append((seg, np.asarray(times, np.float32)))
+        g = turn_gain([seg for seg, _ in out], sr)
+        return [(np.asarray(seg * g, np.float32), t) for seg, t in out]
 
     def clip(self, text: str, voice: str) -> np.ndarray:
         """float32 mono at ``sample_rate``, trimmed to its voiced part, active level -23 dBFS."""
-        check_voice(voice, self.voices, self.backend.name)
-        text = check_text(text)
-        key = self.key(text, voice)
-        audio = self.cache.get(key)
-        if audio is None:
-            native = self.backend.synthesize(text, voice)
-            self.synth_calls += 1
-            audio = process(native, self.backend.sample_rate, self.sample_rate)
-            if len(audio) == 0:
-                raise TTSError(f"{self.backend.name} voice {voice!r} produced no audible speech for {text!r}")
-            self.cache.put(key, audio)
-        return audio.copy()
+        return self.turn([text], voice)[0].audio
+
+    def words(self, text: str, voice: str) -> tuple[Word, ...]:
+        """When each word of ``clip(text, voice)`` is spoken (seconds from the clip's start)."""
+        return self.turn([text], voice)[0].words
 
     def __getstate__(self):
         state = self.__dict__.copy()
@@ -73,3 +160,22 @@ class Renderer:
 
     def __repr__(self) -> str:
         return f"Renderer({self.backend.name!r}, sample_rate={self.sample_rate}, cache_dir={str(self.cache.root)!r})"
+
+
+def _words(text: str, times: np.ndarray) -> tuple[Word, ...]:
+    return tuple(Word(w, float(times[2 * i]), float(times[2 * i + 1])) for i, w in enumerate(text.split()))
+
+
+def _synthesize_words(backend, texts: list[str], voice: str):
+    """A back end's one-piece synthesis with word times; one without word events (a third-party
+    back end with only ``synthesize``) speaks each piece on its own, its words spread evenly."""
+    if hasattr(backend, "synthesize_words"):
+        return backend.synthesize_words(texts, voice)
+    parts, words, pos = [], [], 0
+    for t in texts:
+        a = np.asarray(backend.synthesize(t, voice), np.float32).ravel()
+        edges = np.linspace(pos, pos + len(a), len(t.split()) + 1).round().astype(int)
+        words.append([(int(edges[k]), int(edges[k + 1])) for k in range(len(t.split()))])
+        parts.append(a)
+        pos += len(a)
+    return np.concatenate(parts), words

@@ -110,9 +110,9 @@ class Episode:
         for turn, pieces in zip(scene.turns, turn_clips(scene, voice_map(scene, renderer))):
             db = levels.get(turn.speaker) if turn.label != "duty" else None
             gain = None if db is None else np.float32(10 ** (db / 20))
-            clips.append([renderer.clip(text, voice) if gain is None else renderer.clip(text, voice) * gain
-                          for text, voice in pieces])
-            keys.append([renderer.key(text, voice) + ("" if db is None else f":level{db:g}") for text, voice in pieces])
+            rendered = renderer.turn([text for text, _ in pieces], pieces[0][1])  # one utterance per turn
+            clips.append([p.audio if gain is None else p.audio * gain for p in rendered])
+            keys.append([p.key + ("" if db is None else f":level{db:g}") for p in rendered])
         durations = [[len(c) for c in turn] for turn in clips]
         expected = sum(map(sum, durations)) + int(sr * (30 + 25 * len(scene.turns)))
         cap = int(math.ceil(expected / N) + 2) * N

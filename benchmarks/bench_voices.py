@@ -1,0 +1,79 @@
+"""Voices: what one-piece turns do to prosody, silences inside clips, and the cost of a render.
+
+    python benchmarks/bench_voices.py [--tts kokoro] [--per-set 3] [--pause-scenes 6]
+
+On the first ``--per-set`` test scenes of every shipped set, rendered fresh (a temporary clip
+cache) at 16 kHz with the voice map's voices:
+
+- render cost: seconds of synthesis per second of speech, and the whole corpus (every split of
+  every set) extrapolated from it by its number of characters (the subset's seconds per character);
+- the longest silence inside any clip (``fdenv.render.prosody.longest_inner_silence``) and how
+  many clips hold one over 0.25 s;
+- on the ``pause`` set's multi-piece turns: F0 over the last 300 ms of each piece before a
+  ``[pause=S]`` over the piece's median F0, with the turn in one piece (as the env renders it)
+  and with each piece spoken on its own (the old way).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import tempfile
+import time
+
+import numpy as np
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+SR = 16000
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--tts", default="kokoro", choices=("espeak", "kokoro"))
+    ap.add_argument("--per-set", type=int, default=3)
+    ap.add_argument("--pause-scenes", type=int, default=6)
+    args = ap.parse_args(argv)
+    os.environ["FDENV_CACHE_DIR"] = tempfile.mkdtemp(prefix="fdenv-bench-voices-")
+
+    from fdenv.render import Renderer, turn_clips, voice_map
+    from fdenv.render.prosody import end_f0_ratio, longest_inner_silence
+    from fdenv.scene import list_sets, load_set
+
+    r = Renderer(args.tts, SR)
+    r.clip("Warm up.", r.voices[0])  # model load and graph edit are not part of the per-clip cost
+    turns, chars = [], 0
+    for name in list_sets():
+        for scene in load_set(name, "test")[: args.per_set]:
+            for pieces in turn_clips(scene, voice_map(scene, r)):
+                turns.append(([t for t, _ in pieces], pieces[0][1]))
+                chars += sum(len(t) for t, _ in pieces)
+    t0, c0 = time.perf_counter(), time.process_time()
+    rendered = [r.turn(texts, voice) for texts, voice in turns]
+    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+    audio_s = sum(len(p.audio) for ps in rendered for p in ps) / SR
+    gaps = [longest_inner_silence(p.audio, SR) for ps in rendered for p in ps]
+    corpus = sum(len(t.spoken_text) for name in list_sets() for sc in load_set(name, "all") for t in sc.turns)
+    print(f"{args.tts}: {len(turns)} turns, {len(gaps)} clips, {audio_s:.0f} s of speech, {chars} characters")
+    print(f"  render: {wall:.1f} s wall ({wall / audio_s:.3f} x real time), {cpu:.1f} s CPU of this process "
+          f"({cpu / audio_s:.3f} x real time)")
+    print(f"  whole corpus ({corpus} characters, every split of every set): about "
+          f"{corpus * wall / chars / 3600:.1f} h wall at this rate ({corpus * cpu / chars / 3600:.1f} h CPU)")
+    print(f"  longest silence inside a clip: {max(gaps):.3f} s; clips over 0.25 s: {sum(g > 0.25 for g in gaps)}")
+
+    one, alone = [], []
+    for scene in load_set("pause", "test")[: args.pause_scenes]:
+        for pieces in turn_clips(scene, voice_map(scene, r)):
+            if len(pieces) < 2:
+                continue
+            texts, voice = [t for t, _ in pieces], pieces[0][1]
+            one += [end_f0_ratio(p.audio, SR) for p in r.turn(texts, voice)[:-1]]
+            alone += [end_f0_ratio(r.clip(t, voice), SR) for t in texts[:-1]]
+    for label, v in (("one piece (the env)", one), ("each piece alone", alone)):
+        v = np.asarray(v)
+        print(f"  end F0 / median F0 before a pause, {label}: median {np.nanmedian(v):.2f}, "
+              f"10-90 % [{np.nanpercentile(v, 10):.2f}, {np.nanpercentile(v, 90):.2f}], "
+              f"under 0.85: {int((v < 0.85).sum())} of {len(v)}")
+
+
+if __name__ == "__main__":
+    main()
