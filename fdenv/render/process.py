@@ -10,7 +10,7 @@ import numpy as np
 
 from ..audio import resample
 
-PROCESSING_VERSION = "2"  # 2: turns in one piece, cut at word boundaries; long inner silences shortened
+PROCESSING_VERSION = "3"  # 2: turns in one piece, cut at word boundaries; long inner silences shortened
 
 ACTIVE_LEVEL_DBFS = -23.0  # target RMS over the active (speech) frames
 PEAK_MAX = 0.9
@@ -81,7 +81,8 @@ def process(x: np.ndarray, sr_in: int, sr_out: int) -> np.ndarray:
 MAX_GAP_S = 0.25  # no silence inside a clip longer than this (a pause a listener takes for a turn end)
 KEEP_GAP_S = 0.18  # what a longer silence is shortened to: a clear phrase break, not a turn end
 GAP_FRAME_S = 0.010
-GAP_REL_DB = -40.0  # a 10 ms frame this far below the loudest frame of the clip is silent
+GAP_REL_DB = -33.0  # a 10 ms frame this far below the loudest frame of the clip is silent (stricter
+# than the -35 dB on 20 ms frames that prosody.longest_inner_silence measures with)
 EDGE_FADE_S = 0.004  # a cut at a word boundary is faded over this, so it does not click
 
 
