@@ -84,8 +84,9 @@ def measure(room: str, tts: str, scene_list, asr: str, sr: int = 16000) -> dict:
                 named += 1
                 if " ".join(name) in " ".join(hyp):
                     heard += 1
-                else:
-                    key = " ".join(hyp[:3])
+                else:  # what the recogniser wrote where the name was said (same word index, +-1)
+                    i = ref.index(name[0])
+                    key = " ".join(hyp[max(0, i - 1) : i + 2])
                     misheard[key] = misheard.get(key, 0) + 1
     return {"wer": errors / max(1, words), "words": words, "requests": named,
             "name_rate": heard / named if named else float("nan"), "asr_s": asr_s,
@@ -102,7 +103,7 @@ def main(argv=None) -> None:
     rooms = PRESETS if args.rooms == "all" else tuple(args.rooms.split(","))
     scene_list = scenes(args.per_set)
     print(f"{len(scene_list)} test scenes ({args.per_set} per set), tts={args.tts}, asr={args.asr}, behaviour=paper, seed 0")
-    print("| room | WER | target | words | name recognised | requests | target | misheard as (first words) |")
+    print("| room | WER | target | words | name recognised | requests | target | transcript where a missed name was said |")
     print("|---|---|---|---|---|---|---|---|")
     for room in rooms:
         t = time.perf_counter()
