@@ -1,6 +1,7 @@
 """How well a small recogniser understands the simulated humans, per room preset.
 
     python benchmarks/bench_intelligibility.py [--tts kokoro] [--per-set 4] [--rooms all] [--asr tiny.en]
+    python benchmarks/bench_intelligibility.py --names [--rooms anechoic,office] [--max-requests 80]
 
 For each room preset, the first ``--per-set`` test scenes of every shipped set are played with a
 silent assistant (``behaviour=paper``: no human talks over another, so each turn is heard on its
@@ -11,6 +12,10 @@ words, both normalised as the judges normalise (``fdenv.score.text.normalise``: 
 punctuation, number words to digits), pooled over all turns. Name recognition: of the turns that
 say the assistant's name (requests), the share whose transcript holds the name after the same
 normalisation (exact token match). Prints a Markdown table; targets in the last column.
+
+``--names``: the name rate alone, on every request of every test split (a turn addressed to the
+assistant that says its name: ``T``, ``N4Q``, ``final``), each played as a scene of its own (the
+scene's speakers, so the same voice; one turn) in each room; per name and in all.
 """
 
 from __future__ import annotations
@@ -93,14 +98,76 @@ def measure(room: str, tts: str, scene_list, asr: str, sr: int = 16000) -> dict:
             "misheard": sorted(misheard.items(), key=lambda kv: -kv[1])[:5]}
 
 
+def requests(limit: int | None = None):
+    """One-turn scenes: every request of every test split that says the assistant's name (at most
+    ``limit``, evenly spaced over that list)."""
+    from dataclasses import replace
+
+    from fdenv.scene import list_sets, load_set
+    from fdenv.score.text import normalise
+
+    out = []
+    for name in list_sets():
+        for sc in load_set(name, "test"):
+            nm = " ".join(normalise(sc.assistant_name))
+            for t in sc.turns:
+                if t.addressee == sc.assistant_name and nm in " ".join(normalise(t.spoken_text)):
+                    turn = replace(t, label="ctx", addressee=None, gold_answer=None, gold_facts=None, pair_id=None,
+                                   resolves=None, gap_s=0.3)
+                    out.append(replace(sc, id=f"{sc.id}-{t.id}", kind="custom", turns=(turn,), duty="", condition=None,
+                                       pair_id=None, bc_distribution=None))
+    if limit is not None and limit < len(out):
+        out = [out[int(i)] for i in np.linspace(0, len(out) - 1, limit).round()]
+    return out
+
+
+def names(room: str, tts: str, asr: str, limit: int | None, sr: int = 16000) -> dict:
+    """Per assistant name: (requests, recognised), and what was written instead."""
+    from fdenv.score.asr import transcribe
+    from fdenv.score.text import normalise
+
+    per: dict[str, list[int]] = {}
+    instead: dict[str, int] = {}
+    for scene in requests(limit):
+        mic, turns = play(scene, room, tts, sr)
+        t = turns[0]
+        x = mic[max(0, int((t.start - PRE_S) * sr)) : int((t.end + POST_S) * sr)]
+        hyp = normalise(" ".join(w.text for w in transcribe(x, model=asr, snap=False)))
+        ref, nm = normalise(t.text), normalise(scene.assistant_name)
+        ok = " ".join(nm) in " ".join(hyp)
+        n = per.setdefault(scene.assistant_name, [0, 0])
+        n[0] += 1
+        n[1] += ok
+        if not ok:
+            i = ref.index(nm[0])
+            key = f"{scene.assistant_name}: {' '.join(hyp[max(0, i - 1) : i + 2])}"
+            instead[key] = instead.get(key, 0) + 1
+    return {"per": per, "instead": sorted(instead.items(), key=lambda kv: -kv[1])}
+
+
+def main_names(rooms, tts: str, asr: str, limit: int | None) -> None:
+    print(f"{len(requests(limit))} of the {len(requests())} requests that say the name (every test split), "
+          f"tts={tts}, asr={asr}, seed 0")
+    for room in rooms:
+        m = names(room, tts, asr, limit)
+        total = [sum(v[0] for v in m["per"].values()), sum(v[1] for v in m["per"].values())]
+        cells = ", ".join(f"{k} {v[1]}/{v[0]}" for k, v in sorted(m["per"].items()))
+        print(f"{room}: {total[1]}/{total[0]} = {total[1] / max(1, total[0]):.0%} ({cells})")
+        print("  missed, written as: " + "; ".join(f"{k!r} x{v}" for k, v in m["instead"][:12]), flush=True)
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--tts", default="kokoro", choices=("espeak", "kokoro"))
     ap.add_argument("--per-set", type=int, default=4, help="test scenes of each shipped set (default 4)")
     ap.add_argument("--rooms", default="all", help="comma-separated presets, or all")
     ap.add_argument("--asr", default="tiny.en")
+    ap.add_argument("--names", action="store_true", help="the name rate on the requests of the test splits")
+    ap.add_argument("--max-requests", type=int, default=None, help="--names: at most this many, evenly spaced")
     args = ap.parse_args(argv)
     rooms = PRESETS if args.rooms == "all" else tuple(args.rooms.split(","))
+    if args.names:
+        return main_names(rooms, args.tts, args.asr, args.max_requests)
     scene_list = scenes(args.per_set)
     print(f"{len(scene_list)} test scenes ({args.per_set} per set), tts={args.tts}, asr={args.asr}, behaviour=paper, seed 0")
     print("| room | WER | target | words | name recognised | requests | target | transcript where a missed name was said |")
