@@ -9,9 +9,9 @@ own; seed 0). Every human turn is cut from microphone 0 at its played times (0.1
 0.25 s of reverberation after, never into the next turn) and transcribed with Whisper
 (``fdenv.score.asr.transcribe``). Word error rate: word-level edit distance over the reference
 words, both normalised as the judges normalise (``fdenv.score.text.normalise``: lower case, no
-punctuation, number words to digits), pooled over all turns. Name recognition: of the turns that
-say the assistant's name (requests), the share whose transcript holds the name after the same
-normalisation (exact token match). Prints a Markdown table; targets in the last column.
+punctuation, number words to digits), pooled over all turns. Name recognition: of the requests
+(turns addressed to the assistant that say its name), the share whose transcript holds the name
+after the same normalisation (exact token match). Prints a Markdown table; targets in the last column.
 
 ``--names``: the name rate alone, on every request of every test split (a turn addressed to the
 assistant that says its name: ``T``, ``N4Q``, ``final``), each played as a scene of its own (the
@@ -85,7 +85,7 @@ def measure(room: str, tts: str, scene_list, asr: str, sr: int = 16000) -> dict:
             ref = normalise(t.text)
             errors += edit_distance(ref, hyp)
             words += len(ref)
-            if name and " ".join(name) in " ".join(ref):
+            if t.addressee == scene.assistant_name and " ".join(name) in " ".join(ref):  # a request
                 named += 1
                 if " ".join(name) in " ".join(hyp):
                     heard += 1
