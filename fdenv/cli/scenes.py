@@ -194,13 +194,11 @@ def _render_set(renderer, name: str, scenes) -> tuple[int, int, int, int]:
             if turn_keys[0] in keys:
                 continue
             keys.update(turn_keys)
-            if all(renderer.cache.path(k).is_file() for k in turn_keys):
+            if all(renderer.on_disk(k) for k in turn_keys):
                 cached += len(turn_keys)
                 continue
             for piece in renderer.turn(texts, voice):
-                if not renderer.cache.path(piece.key).is_file():
-                    renderer.cache.put(piece.key, piece.audio)
-                    unwritten += not renderer.cache.path(piece.key).is_file()  # the cache warned once why
+                unwritten += not renderer.save(piece)  # the cache warned once why
                 rendered += 1
     return len(keys), rendered, cached, unwritten
 

@@ -145,6 +145,20 @@ class Renderer:
         g = turn_gain([seg for seg, _ in out], sr)
         return [(np.asarray(seg * g, np.float32), t) for seg, t in out]
 
+    def on_disk(self, key: str) -> bool:
+        """Whether a piece's samples and word times are both in the disk cache."""
+        return self.cache.path(key).is_file() and self.cache.path(key, "words").is_file()
+
+    def save(self, piece: Piece) -> bool:
+        """Write a piece that this process holds in memory to the disk cache (samples and word
+        times), for later processes; True when both are on disk afterwards."""
+        times = np.asarray([t for w in piece.words for t in (w.start, w.end)], np.float32)
+        if not self.cache.path(piece.key).is_file():
+            self.cache.put(piece.key, piece.audio)
+        if not self.cache.path(piece.key, "words").is_file():
+            self.cache.put(piece.key, times, "words")
+        return self.on_disk(piece.key)
+
     def clip(self, text: str, voice: str) -> np.ndarray:
         """float32 mono at ``sample_rate``, trimmed to its voiced part, active level -23 dBFS."""
         return self.turn([text], voice)[0].audio
