@@ -2,7 +2,8 @@
 
 It answers ``T`` and ``final`` 0.5 s after their end (the gold answer, or a fitting sentence),
 backchannels at TRPs only where ``expect`` is ``may_backchannel``, stops within 0.3 s of an
-``interrupt`` and answers it 0.5 s after it ends, answers ``N4Q`` in the gap with an answer long
+``interrupt`` and answers it 0.5 s after it ends, goes on with its answer through a user's
+backchannel, a side conversation or background speech (``hold``, the overlap set), answers ``N4Q`` in the gap with an answer long
 enough to be speaking when ``N4R`` starts and stops 0.3-0.4 s after that start (MPE's yield
 needs speech under way at the start of ``N4R``, and silence from 2 s after it), and is silent
 otherwise. The upper bound every metric should reach; its scores are marked privileged.
@@ -92,7 +93,9 @@ class OracleAgent(Agent):
                 text = f"{text} {LONG_FILLER}"  # long enough to be interrupted
             self._say(text, start)
         elif label == "interrupt":
-            self._say(scene_turn.gold_answer or f"Understood, {scene_turn.spoken_text}", start)
+            answer = scene_turn.gold_answer or f"Understood, {scene_turn.spoken_text}"
+            # overlap set: the new request's answer, delivered for a small recogniser (as for T)
+            self._say(clear_speech(answer) if self.scene.kind == "overlap" else answer, start)
         elif label == "N4Q":
             self._say(N4_ANSWER, start)
 

@@ -70,17 +70,22 @@ def run_summary(folder: str | Path, n_resamples: int = stats.N_RESAMPLES) -> dic
         from .score.mpe_aggregate import aggregate_mpe
 
         mpe = aggregate_mpe([ln for ln in lines if ln.get("mpe")], n_resamples=n_resamples)
+    overlap = None
+    if any(ln.get("overlap") for ln in lines):
+        from .score.overlap_aggregate import aggregate_overlap
+
+        overlap = aggregate_overlap([ln for ln in lines if ln.get("overlap")], n_resamples=n_resamples)
     warned = [ln["scene_id"] for ln in lines if episode_warnings(ln)]
     return {"folder": str(folder), "key": folder.name, "agent": config["agent"]["name"],
             "set": config["scenes"].get("set"), "config": config, "label": config["agent"]["name"],
             "privileged": any(ln.get("privileged") for ln in lines), "episodes": len(lines),
-            "warned": warned, "fdb": table, "mpe": mpe}
+            "warned": warned, "fdb": table, "mpe": mpe, "overlap": overlap}
 
 
 def episode_warnings(line: dict) -> list[str]:
     """The scorers' warnings about one run-folder line (sound on the track but no speech found...)."""
     out = []
-    for key in ("fdb", "mpe"):
+    for key in ("fdb", "mpe", "overlap"):
         for w in (line.get(key) or {}).get("warnings") or ():
             if w not in out:
                 out.append(w)
@@ -235,6 +240,7 @@ def format_runs(summaries: list[dict]) -> str:
             if cov and cov["accuracy"]["of"]:
                 cells.append(_coverage(cov["accuracy"]["judged"], cov["accuracy"]["of"], cov.get("missing")))
             rows.append((name, "multi-party", str(s["mpe"]["n_episodes"]), "   ".join(cells) + flag))
+        rows += _overlap_rows(name, s.get("overlap"), flag)
     widths = [max(len(r[i]) for r in rows) for i in range(3)]
     out = []
     for i, r in enumerate(rows):
@@ -246,6 +252,21 @@ def format_runs(summaries: list[dict]) -> str:
     if any(s.get("warned") for s in summaries):
         out.append(WARNING_NOTE)
     return "\n".join(out)
+
+
+def _overlap_rows(name: str, table: dict | None, flag: str) -> list[tuple]:
+    """``overlap`` (all four events) and one row per event kind."""
+    from .score.overlap_aggregate import HEADLINE as OVERLAP_HEADLINE
+
+    rows = []
+    for kind, e in ((table or {}).get("events") or {}).items():
+        cells = [f"{label} {_cell(e.get(key))}" for key, label in OVERLAP_HEADLINE
+                 if not (key == "held" and kind == "interruption") and not (kind not in ("all", "interruption") and key in ("stop_latency_s", "response_latency_s"))]
+        cov = e.get("coverage") or {}
+        if cov.get("of"):
+            cells.append(_coverage(cov["judged"], cov["of"], cov.get("missing")))
+        rows.append((name, "overlap" if kind == "all" else f"overlap:{kind}", str(e["n"]), "   ".join(cells) + flag))
+    return rows
 
 
 def _coverage(judged: int, of: int, missing: dict | None) -> str:
@@ -281,6 +302,11 @@ def result_rows(summaries: list[dict]) -> list[dict]:
             for metric, e in rates.items():
                 if isinstance(e, dict) and "value" in e:
                     rows.append(_row(base, "multi-party", "", cond, metric, e, e.get("n_groups")))
+        for kind, entry in ((s.get("overlap") or {}).get("events") or {}).items():
+            flat = {**{k: v for k, v in entry.items() if k != "categories"}, **(entry.get("categories") or {})}
+            for metric, e in flat.items():
+                if isinstance(e, dict) and "value" in e:
+                    rows.append(_row(base, "overlap", "paper", kind, metric, e, e.get("n_groups")))
     return rows
 
 

@@ -152,7 +152,7 @@ def episode_line(result: EpisodeResult, stem: str, seed: int) -> dict:
     }
     if "mic_clipped_samples" in result.info:  # levels are calibrated never to clip: the proof, per episode
         line["mic_clipped_samples"] = result.info["mic_clipped_samples"]
-    for key in ("fdb", "mpe", "segments"):
+    for key in ("fdb", "mpe", "overlap", "segments"):
         if key in result.info:
             line[key] = jsonable(result.info[key])
     return line

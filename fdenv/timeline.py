@@ -24,7 +24,7 @@ from .windows import played_windows
 
 LETTERS = {"ctx": "c", "pause": "p", "monologue": "m", "final": "f", "interrupt": "i", "duty": "d",
            "T": "T", "N1": "1", "N2": "2", "N3": "3", "N4Q": "Q", "N4R": "R",
-           "bc": "b", "false_start": "x", "repair": "!", "reask": "a"}
+           "bc": "b", "false_start": "x", "repair": "!", "reask": "a", "side": "s", "background": "t"}
 LEGEND = "c ctx, p pause, m monologue, f final, i interrupt, d duty, T request, 1/2/3 N1-N3, Q N4Q, R N4R, b backchannel, x false start, ! repair, a re-ask, # assistant"
 
 
@@ -58,11 +58,12 @@ def timeline_text(record: EpisodeRecord, step_s: float | None = None, name_width
 
 COLORS = {"ctx": "#9aa5b1", "pause": "#f0a202", "monologue": "#7cb518", "final": "#2364aa", "interrupt": "#d7263d",
           "duty": "#6c757d", "T": "#2364aa", "N1": "#8e44ad", "N2": "#8e44ad", "N3": "#8e44ad", "N4Q": "#16a085",
-          "N4R": "#e67e22"}
+          "N4R": "#e67e22", "side": "#b5838d", "background": "#6d6875"}
 # What each colour means (the picture's legend, the README's and the episode browser's).
 MEANINGS = {"ctx": "context", "pause": "turn with a pause", "monologue": "monologue", "final": "final turn (answer it)",
             "interrupt": "barge-in", "duty": "duty (instructions)", "T": "request to the assistant",
-            "N1": "talk not for the assistant (N1-N3)", "N4Q": "question to the assistant", "N4R": "human resolves it"}
+            "N1": "talk not for the assistant (N1-N3)", "N4Q": "question to the assistant", "N4R": "human resolves it",
+            "side": "side conversation (hold the floor)", "background": "TV or radio (hold the floor)"}
 
 
 def _figure(width_in: float, height_in: float):

@@ -140,9 +140,50 @@ class MPEScore(_ScoreOnFinalStep, gym.utils.RecordConstructorArgs):
         self.scorer = MPEScorer(asr=asr, judge=judge, min_speech_ms=min_speech_ms)
 
 
+class OverlapScore(_ScoreOnFinalStep, gym.utils.RecordConstructorArgs):
+    """What the assistant did when someone spoke over its answer (the overlap set, after
+    Full-Duplex-Bench v1.5).
+
+    Description:
+        At the final step, ``info["overlap"] = {"event", "scene_id", "onset_s", "end_s", "paper":
+        {...}, "fdb15_code": {...}}``; ``paper`` with ``met_speaking``, ``stop_latency_s``,
+        ``did_not_stop``, ``held``, ``response_latency_s``, ``category`` (v1.5's ``C_RESPOND``,
+        ``C_RESUME``, ``C_UNCERTAIN_HANDLING``, ``C_UNKNOWN``), ``addresses_event`` (interruptions)
+        or ``continues_answer`` (the others); ``fdb15_code`` with v1.5's ``stop_latency_s`` and
+        ``response_latency_s``; ``fdenv.score.overlap`` defines each. ``None`` for scenes of other
+        sets. Nothing changes at other steps; rewards are untouched.
+
+    Arguments:
+        env: an fdenv environment (or a wrapper of one).
+        asr: a local CTranslate2 Whisper directory or an offline model name (default ``"tiny.en"``).
+        judge: ``"offline"`` (default), ``"anthropic"``, ``"anthropic:<model>"``, a dict, or a judge.
+        min_speech_ms: Silero's minimum speech duration (default 250).
+
+    Example:
+        >>> import gymnasium as gym, numpy as np, fdenv
+        >>> env = OverlapScore(gym.make("fdenv/Overlap-v0", split="test"))
+        >>> obs, info = env.reset(seed=0, options={"scene": 2})
+        >>> terminated = False
+        >>> while not terminated:  # a silent assistant: nothing under way when the event comes
+        ...     obs, reward, terminated, truncated, info = env.step(np.zeros(1280, np.float32))
+        >>> info["overlap"]["event"], info["overlap"]["paper"]["met_speaking"], info["overlap"]["paper"]["category"]
+        ('backchannel', False, 'C_UNKNOWN')
+    """
+
+    info_key = "overlap"
+
+    def __init__(self, env: gym.Env, asr="tiny.en", judge="offline", min_speech_ms: int = 250):
+        from .score.overlap import OverlapScorer
+
+        gym.utils.RecordConstructorArgs.__init__(self, asr=asr, judge=judge, min_speech_ms=min_speech_ms)
+        _ScoreOnFinalStep.__init__(self, env)
+        self.scorer = OverlapScorer(asr=asr, judge=judge, min_speech_ms=min_speech_ms)
+
+
 def scoring_wrappers(scenes, profiles=PROFILES, asr="tiny.en", judge="offline", min_speech_ms: int = 250):
     """The scoring wrappers that apply to these scenes, as ``wrap(env) -> env`` callables:
-    ``FDBScore`` when a scene has an FDB dimension, ``MPEScore`` when one has MPE turns."""
+    ``FDBScore`` when a scene has an FDB dimension, ``MPEScore`` when one has MPE turns,
+    ``OverlapScore`` for overlap scenes."""
     from functools import partial
 
     from .score.fdb import dimension_of
@@ -152,6 +193,8 @@ def scoring_wrappers(scenes, profiles=PROFILES, asr="tiny.en", judge="offline", 
         wrappers.append(partial(FDBScore, profiles=tuple(profiles), asr=asr, judge=judge, min_speech_ms=min_speech_ms))
     if any(is_mpe_scene(s) for s in scenes):
         wrappers.append(partial(MPEScore, asr=asr, judge=judge, min_speech_ms=min_speech_ms))
+    if any(s.kind == "overlap" for s in scenes):
+        wrappers.append(partial(OverlapScore, asr=asr, judge=judge, min_speech_ms=min_speech_ms))
     return wrappers
 
 

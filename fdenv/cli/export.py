@@ -1,4 +1,5 @@
-"""``fdenv-export fdb RUN_DIR OUT``: write a run's episodes in Full-Duplex-Bench's folder format.
+"""``fdenv-export fdb RUN_DIR OUT``: write a run's episodes in Full-Duplex-Bench's folder format
+(``fdenv-export fdb15 RUN_DIR OUT``: the overlap set in v1.5's layout, ``export_fdb15``).
 
 Layout (what the public FDB scripts read, one task folder each)::
 
@@ -129,6 +130,52 @@ def export_fdb(source, out: str | Path, asr="tiny.en") -> dict:
     return index
 
 
+V15_TASKS = {"interruption": "user_interruption", "backchannel": "user_backchannel",
+             "side_conversation": "talking_to_other", "background": "background_speech"}
+
+
+def export_fdb15(source, out: str | Path, asr="tiny.en") -> dict:
+    """Write Full-Duplex-Bench v1.5 folders for every overlap episode of ``source`` (a run folder
+    or EpisodeRecords): ``OUT/<task>/<id>/`` with ``input.wav`` (microphone 0), ``output.wav``
+    (the assistant track), ``metadata.json`` (``context_text``: the request; ``current_turn_text``:
+    what was said over the answer; ``timestamps``: the event's [start, end]), ``output.json``
+    (ASR words) and ``input.json`` (the played clips), task folders ``user_interruption``,
+    ``user_backchannel``, ``talking_to_other``, ``background_speech``. v1.5's ``clean_*`` files
+    (the model's reply to the input without the overlap) have no counterpart in a closed-loop run
+    and are not written. Returns the index ``{task: {id: {...}}}``."""
+    from ..audio import resample
+    from ..score.overlap import is_overlap_scene, overlap_event
+
+    out = Path(out)
+    scorer = FDBScorer(profiles=("paper",), asr=asr)
+    index: dict = {}
+    for rec, meta in _records(source):
+        if not is_overlap_scene(rec):
+            continue
+        event = overlap_event(rec)
+        task = V15_TASKS[event.kind]
+        sid = str(len(index.setdefault(task, {})))
+        folder = out / task / sid
+        folder.mkdir(parents=True, exist_ok=True)
+        output = rec.assistant_16k()
+        mic = resample(rec.mic0, rec.sample_rate, RATE) if rec.mic0 is not None else np.zeros_like(output)
+        n = len(output)
+        mic = np.pad(mic, (0, max(0, n - len(mic))))[:n]
+        _write_wav(folder / "output.wav", output)
+        _write_wav(folder / "input.wav", mic)
+        (folder / "metadata.json").write_text(json.dumps(
+            {"context_text": event.request, "current_turn_text": event.text,
+             "timestamps": [round(event.start, 3), round(event.end, 3)]}, indent=1))
+        (folder / "input.json").write_text(json.dumps(
+            {"text": " ".join(c.text for c in rec.clips),
+             "chunks": [{"text": c.text, "timestamp": [c.start, c.end]} for c in rec.clips]}, indent=1))
+        (folder / "output.json").write_text(json.dumps(words_to_fdb(scorer.words(output)), indent=1))
+        index[task][sid] = {**meta, "scene_id": rec.scene.id, "event": event.kind}
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "index.json").write_text(json.dumps(index, indent=1))
+    return index
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="fdenv-export", description="Export a run folder to another benchmark's format.")
     sub = p.add_subparsers(dest="format", required=True)
@@ -136,13 +183,17 @@ def main(argv=None) -> int:
     f.add_argument("run_dir", help="a run folder (episodes.jsonl next to the saved records)")
     f.add_argument("out", help="output folder")
     f.add_argument("--asr", default="tiny.en", help="ASR model: a local CTranslate2 Whisper directory or 'tiny.en'")
+    g = sub.add_parser("fdb15", help="Full-Duplex-Bench v1.5 overlap folders (input.wav, output.wav, metadata.json, output.json)")
+    g.add_argument("run_dir", help="a run folder of the overlap set")
+    g.add_argument("out", help="output folder")
+    g.add_argument("--asr", default="tiny.en", help="ASR model: a local CTranslate2 Whisper directory or 'tiny.en'")
     args = p.parse_args(argv)
     try:
-        index = export_fdb(args.run_dir, args.out, asr=args.asr)
+        index = (export_fdb15 if args.format == "fdb15" else export_fdb)(args.run_dir, args.out, asr=args.asr)
     except (FileNotFoundError, ValueError) as e:
         print(f"fdenv-export: {e}", file=sys.stderr)
         return 2
-    counts = ", ".join(f"{task}: {len(v)}" for task, v in index.items()) or "no FDB episodes"
+    counts = ", ".join(f"{task}: {len(v)}" for task, v in index.items()) or f"no {'overlap' if args.format == 'fdb15' else 'FDB'} episodes"
     print(f"wrote {args.out} ({counts})")
     return 0
 

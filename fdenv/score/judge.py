@@ -38,13 +38,17 @@ from string import Template
 
 from ..errors import ConfigError, suggest
 from ..sealed import load_json, save_json
-from .text import content_tokens
+from .text import content_tokens, normalise
 
 DEFAULT_MODEL = "claude-sonnet-4-6"
 # The version names the set of prompts; a task whose prompt did not change keeps its older file.
 PROMPT_VERSION = "v2"
 PROMPT_DIR = Path(__file__).parent / "prompts"
-TASKS = ("relevance", "correctness", "acknowledgement")
+TASKS = ("relevance", "correctness", "acknowledgement", "behaviour")
+# Generic "I did not hear you" moves (v1.5's C_UNCERTAIN_HANDLING), as normalised text.
+UNCERTAIN_PHRASES = ("didnt catch", "did not catch", "missed that", "say that again", "repeat that", "pardon",
+                     "sorry what", "what did you say", "could you repeat", "can you repeat", "didnt hear", "did not hear")
+BEHAVIOUR_RULES = "behaviour-1"  # the offline judge's overlap rules, named in their results
 
 # ------------------------------------------------------------------------------ offline judge
 
@@ -99,8 +103,55 @@ class OfflineJudge:
         self.answered += 1
         return int(math.floor(5 * min(1.0, 2 * r) + 0.5))
 
+    def behaviour(self, event: str, overlap: str, request: str, before, after, response, gold: str | None = None,
+                  held: bool = False, span=None) -> str | None:
+        """Full-Duplex-Bench v1.5's tag (``fdb15.BEHAVIOURS``) of what followed an overlap event, by
+        rules (``BEHAVIOUR_RULES``). ``before``/``after``: the assistant's words before the event's
+        start and from it on; ``response``: the words of its first new stretch after the start
+        (empty when it only went on with what it was saying); ``held``: its speech under way at
+        the start went on to the event's end. No words after the start: ``C_UNKNOWN``; a generic
+        "didn't catch that": ``C_UNCERTAIN_HANDLING``; no new stretch: ``C_RESUME`` when it held,
+        else ``C_UNKNOWN``; a new stretch that states the interruption's gold answer (SPEC 8's
+        correctness) or 30 % of the overlap's content words (relevance >= 3): ``C_RESPOND``; one
+        whose content words are at least half the request's or its own earlier words: ``C_RESUME``;
+        else ``C_UNKNOWN``."""
+        self.asked += 1
+        self.answered += 1
+        self.last_failure = None
+        said = " ".join(normalise(_text(after)))
+        if not said:
+            return "C_UNKNOWN"
+        if any(x in f" {said} " for x in (f" {p} " for p in UNCERTAIN_PHRASES)):
+            return "C_UNCERTAIN_HANDLING"
+        reply = _text(response)
+        if not reply.strip():
+            return "C_RESUME" if held else "C_UNKNOWN"
+        have = set(content_tokens(reply))
+        if gold and _states(reply, gold):
+            return "C_RESPOND"
+        target = set(content_tokens(overlap))
+        if target and len(target & have) >= 0.3 * len(target):
+            return "C_RESPOND"
+        original = set(content_tokens(f"{request} {_text(before)}"))
+        if have and len(have & original) >= 0.5 * len(have):
+            return "C_RESUME"
+        return "C_UNKNOWN"
+
     def coverage(self) -> dict:
         return {"judge": self.name, "asked": self.asked, "answered": self.answered}
+
+
+def _text(words) -> str:
+    return words if isinstance(words, str) else " ".join(w.text for w in words)
+
+
+def _states(answer: str, gold: str) -> bool:
+    """SPEC 8's offline correctness: the gold's key facts, else 60 % of its content words."""
+    key = gold_key(gold)
+    if key is not None:
+        return judge_facts(answer, key)
+    want = set(content_tokens(gold))
+    return bool(want) and len(want & set(content_tokens(answer))) >= 0.6 * len(want)
 
 
 # ------------------------------------------------------------------------------ LLM judge
@@ -158,6 +209,13 @@ def parse_verdict(task: str, reply: str):
         if set(data) != {"correct"} or not isinstance(v, bool):
             raise JudgeParseError(f"expected {{\"correct\": true|false}}, got {reply[:80]!r}")
         return v
+    if task == "behaviour":
+        from .fdb15 import parse_behaviour
+
+        try:
+            return parse_behaviour(reply)
+        except ValueError as e:
+            raise JudgeParseError(str(e)) from None
     if task == "acknowledgement":
         v = data.get("label")
         if set(data) != {"label"} or v not in ("acknowledgement", "intrusion"):
@@ -168,6 +226,10 @@ def parse_verdict(task: str, reply: str):
 
 def _check_verdict(task: str, v) -> str | None:
     """Why a cached verdict cannot be one of ``task`` (the types ``parse_verdict`` returns), or None."""
+    if task == "behaviour":
+        from .fdb15 import BEHAVIOURS
+
+        return None if v in BEHAVIOURS else f"{v!r} is not a behaviour verdict"
     ok = (isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= 5) if task == "relevance" else isinstance(v, bool)
     return None if ok else f"{v!r} is not a {task} verdict"
 
@@ -227,6 +289,16 @@ class AnthropicJudge:
         key = gold_key(gold, facts)
         key_facts = key.describe() if key is not None else "(none listed: judge by the gold answer's meaning)"
         return self._ask("correctness", {"request": request, "gold": gold, "facts": key_facts, "answer": answer})
+
+    def behaviour(self, event: str, overlap: str, request: str, before, after, response, gold: str | None = None,
+                  held: bool = False, span=None) -> str | None:
+        """v1.5's tag by Claude (``prompts/behaviour_v1.txt``: word lists with times, as v1.5 gives them)."""
+        from .fdb15 import words_json
+
+        a, b = span if span is not None else (0.0, None)
+        said = words_json([(overlap, a, b)]) if overlap else "[]"
+        return self._ask("behaviour", {"request": request, "before": words_json(before), "overlap": said,
+                                       "after": words_json(after)})
 
     def acknowledgement(self, utterance: str, duration_s: float, n_words: int | None = None, context: str = "") -> bool | None:
         return self._ask("acknowledgement", {"context": context, "utterance": utterance, "duration": f"{duration_s:.2f}"})

@@ -338,6 +338,22 @@ def _fdb_code_segments(x: np.ndarray) -> list[Segment]:
     return [(float(t["start"]), float(t["end"])) for t in ts]
 
 
+def silero_default_samples(audio16k) -> list[tuple[int, int]]:
+    """Silero's ``get_speech_timestamps`` with the package's defaults on a whole 16 kHz track, in
+    samples (Full-Duplex-Bench v1.5's ``get_timing.py``); ``[]`` for digital silence."""
+    x = _mono(audio16k)
+    if not x.any():
+        return []
+    import torch
+    from silero_vad import get_speech_timestamps
+
+    model = load_model()
+    wav = torch.from_numpy(np.asarray(x, dtype=np.float32).copy())
+    with _lock:
+        ts = get_speech_timestamps(wav, model, sampling_rate=RATE)
+    return [(int(t["start"]), int(t["end"])) for t in ts]
+
+
 def _mono(audio) -> np.ndarray:
     x = np.asarray(audio)
     if x.ndim == 2:

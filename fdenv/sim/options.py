@@ -108,7 +108,7 @@ def scenes(scene, scene_set_name, split_name) -> tuple[list[Scene], dict]:
     out, replays = [], {}
     for item in items:
         if isinstance(item, str) and item.startswith("fdb:"):
-            from .replay import load_fdb
+            from .replay_v15 import load_any as load_fdb  # FDB v1 data, or v1.5's overlap samples
 
             for sc, audio, gold in load_fdb(item[4:]):
                 out.append(sc)
