@@ -260,8 +260,11 @@ def _overlap_rows(name: str, table: dict | None, flag: str) -> list[tuple]:
 
     rows = []
     for kind, e in ((table or {}).get("events") or {}).items():
-        cells = [f"{label} {_cell(e.get(key))}" for key, label in OVERLAP_HEADLINE
-                 if not (key == "held" and kind == "interruption") and not (kind not in ("all", "interruption") and key in ("stop_latency_s", "response_latency_s"))]
+        # latencies only for interruptions (after a hold event "stop s" is the rest of the answer); held not for them
+        keys = {"all": ("met_speaking", "right", "held"), "interruption": ("met_speaking", "right", "stop_latency_s",
+                                                                          "response_latency_s")}
+        keep = keys.get(kind, ("met_speaking", "right", "held"))
+        cells = [f"{label} {_cell(e.get(key))}" for key, label in OVERLAP_HEADLINE if key in keep]
         cov = e.get("coverage") or {}
         if cov.get("of"):
             cells.append(_coverage(cov["judged"], cov["of"], cov.get("missing")))
