@@ -3,16 +3,22 @@ with full domain randomisation (a room, noise and echo drawn per episode, as ``f
 trains), for each worker setting: ``0`` = all envs in one process (one core; ``--envs`` of them),
 ``N`` = N env processes (``gymnasium.vector.AsyncVectorEnv``).
 
-    python benchmarks/bench_train.py [--workers 0 2] [--envs 8] [--frames 8192] [--json out.json]
+    python benchmarks/bench_train.py [--workers 0 2] [--envs 8] [--frames 8192] [--cold] [--json out.json]
 
 Three numbers per setting:
 - ``env``: the vector env alone (room, rewards, TurnActions, log-mel features), random actions;
 - ``rollout``: plus the streaming GRU policy deciding every frame (one GRU step per decision);
 - ``train``: PPO as ``fdenv-train`` runs it (rollouts and updates, up to 8 epochs with the KL
   stop), measured between its first and last update, episode resets (room building) included.
-All scenes of the five train sets; the start-up and the first resets are not timed. The last
-line prints the one-process training rate against the 1,500 frames/s target as a ratio. On a
-machine with fewer free cores than processes, they share the cores: say so with the result.
+All scenes of the five train sets; the start-up and the first resets are not timed. The clips
+come from the clip cache that ``fdenv-train`` uses (the user's): the script first renders every
+train scene into it (``fdenv-scenes render <set> --split train``, seconds once it is warm), as a
+training run finds them after its first episodes; ``--cold`` measures with an empty cache instead,
+every episode's speech synthesised anew. The rooms' impulse responses are cached per geometry
+(``randomize.geometries``) within the process, as in training: the warm-up is too short to fill
+that cache, so the timed part still builds many rooms. The last line prints the one-process
+training rate against the 1,500 frames/s target as a ratio. On a machine with fewer free cores
+than processes, they share the cores: say so with the result.
 """
 
 from __future__ import annotations
@@ -87,10 +93,20 @@ def main() -> None:
     ap.add_argument("--workers", type=int, nargs="+", default=[0, 2], help="0: envs in this process")
     ap.add_argument("--envs", type=int, default=8, help="envs in the one process (workers 0)")
     ap.add_argument("--frames", type=int, default=8192, help="frames per measurement")
+    ap.add_argument("--cold", action="store_true", help="an empty clip cache: synthesise every clip while timing")
     ap.add_argument("--json", default=None)
     args = ap.parse_args()
-    os.environ.setdefault("FDENV_CACHE_DIR", tempfile.mkdtemp(prefix="fdenv-bench-"))
-    print(f"cores: {os.cpu_count()}, load average {os.getloadavg()[0]:.1f}  (torch: 1 thread per process)")
+    if args.cold:
+        os.environ["FDENV_CACHE_DIR"] = tempfile.mkdtemp(prefix="fdenv-bench-")
+    else:
+        from fdenv.cli.scenes import main as scenes_main
+        from fdenv.train.envs import SETS
+
+        for name in SETS:  # what fdenv-train's envs will play, into the clip cache it reads
+            if scenes_main(["render", name, "--split", "train"]) != 0:
+                raise SystemExit(f"could not render the {name} train scenes; see the message above")
+    print(f"cores: {os.cpu_count()}, load average {os.getloadavg()[0]:.1f}  (torch: 1 thread per process; "
+          f"clip cache {'empty' if args.cold else 'warm'})")
     print(f"{'workers':>8} {'envs':>5} {'env fps':>10} {'rollout fps':>12} {'train fps':>10} {'train fps/cpu':>14}")
     results = []
     for w in args.workers:
@@ -110,7 +126,8 @@ def main() -> None:
               f"{os.getloadavg()[0]:.1f})")
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"cores": os.cpu_count(), "frames": args.frames, "results": results}, f, indent=1)
+            json.dump({"cores": os.cpu_count(), "frames": args.frames, "cold": args.cold, "results": results}, f,
+                      indent=1)
 
 
 if __name__ == "__main__":

@@ -307,3 +307,62 @@ def test_randomised_env_sets_the_drawn_room_and_repeats_with_the_seed():
     assert set(rooms) <= {"office", "car_cabin"}
     with pytest.raises(ValueError, match="microphone"):
         RoomEnv(scene=FINAL).reset(seed=0, options={"room": {"preset": "office", "mics": "circular4"}})
+
+
+def test_room_seed_shares_the_geometry_and_its_impulse_responses():
+    """Episodes with the same ``room_seed`` place the talkers alike whatever the scene, noise or
+    echo gain, and the second one takes the simulated impulse responses from the cache; another
+    seed places them elsewhere. Without ``room_seed`` each episode seed gets its own placement."""
+    from fdenv.errors import OptionsError
+    from fdenv.room import cache
+
+    other = scene([{"id": "u0", "speaker": "Bob", "label": "final", "addressee": "Aria",
+                    "text": "Aria, what time is it?"}], kind="turn_taking", id="other")
+    env = RoomEnv(scene=[FINAL, other])
+    cache.clear_caches()
+
+    def placed(room_seed, sid, **room):
+        env.reset(seed=len(room), options={"scene": sid, "room": {"preset": "office", **room}, "room_seed": room_seed})
+        return env.episode.room.positions
+
+    a = placed(3, FINAL.id, noise="pink", snr_db=10.0)
+    misses = cache.IRS.misses
+    b = placed(3, "other", noise="white", snr_db=30.0, echo_gain=0.7)
+    assert cache.IRS.misses == misses and cache.IRS.hits >= 1  # no new simulation
+    np.testing.assert_array_equal(list(a.values())[0], list(b.values())[0])
+    c = placed(4, FINAL.id, noise="pink", snr_db=10.0)
+    assert not np.allclose(list(a.values())[0], list(c.values())[0])
+    env.reset(seed=5, options={"scene": FINAL.id, "room": {"preset": "office"}})
+    d = env.episode.room.positions  # no room_seed: placed from the episode seed and the scene
+    env.reset(seed=6, options={"scene": FINAL.id, "room": {"preset": "office"}})
+    assert not np.allclose(list(d.values())[0], list(env.episode.room.positions.values())[0])
+    for bad in (-1, 1.5, True, "3"):
+        with pytest.raises(OptionsError, match="room_seed"):
+            env.reset(seed=0, options={"room_seed": bad})
+
+
+def test_randomised_training_draws_room_seeds_from_the_pool():
+    from fdenv.train.envs import draw_room_seed
+
+    rng = np.random.default_rng(0)
+    seeds = [draw_room_seed(rng, {"geometries": 4}) for _ in range(400)]
+    counts = np.bincount(seeds, minlength=4)
+    assert len(counts) == 4 and all(abs(c - 100) < 5 * np.sqrt(100) for c in counts)
+    assert draw_room_seed(rng, {"geometries": None}) is None
+    with pytest.raises(ValueError, match="geometries"):
+        TurnTakingEnv(scenes=[FINAL], randomize={"geometries": 0}, teacher=False)
+
+
+def test_logmel_matches_torch_stft():
+    """The scipy path computes what torch.stft (Hann, hop n_fft/2, no centring) and the mel
+    filters give, to float32 rounding, for speech-like and silent frames."""
+    import torch
+
+    lm = LogMel(16000, 1280, n_mels=32, sub_frames=4)
+    rng = np.random.default_rng(0)
+    for frame in (0.1 * rng.standard_normal(1280).astype(np.float32), np.zeros(1280, np.float32),
+                  (0.3 * np.sin(np.arange(1280) * 0.2)).astype(np.float32)):
+        spec = torch.stft(torch.from_numpy(frame), lm.n_fft, hop_length=lm.hop, window=lm.window, center=False,
+                          return_complex=True)
+        ref = torch.log10(lm.fb @ spec.abs().square()[:, : lm.sub_frames] + 1e-8).T.numpy()
+        np.testing.assert_allclose(lm.log10(frame), ref, atol=1e-3)  # 0.01 dB (float32 leakage in empty bands)

@@ -86,11 +86,12 @@ def frozen(x: np.ndarray) -> np.ndarray:
 ROOMS = LRU(max_items=1024, max_bytes=192 * 2**20)
 CALIBRATION = LRU(max_items=256)  # absorption by (size, rt60, order, probe geometry)
 AUDIO = LRU(max_bytes=512 * 2**20)  # convolved clips and noise, bounded by bytes
+IRS = LRU(max_bytes=256 * 2**20)  # simulated impulse responses by geometry (not noise, SNR or echo gain)
 
 
 def clear_caches() -> None:
     """Empty every room cache of this process."""
-    for c in (ROOMS, CALIBRATION, AUDIO):
+    for c in (ROOMS, CALIBRATION, AUDIO, IRS):
         c.clear()
 
 

@@ -165,7 +165,14 @@ def _materials(spec: RoomSpec, absorption: float):
 
 def _room_irs(spec: RoomSpec, absorption: float, order: int, sources: np.ndarray, mics: np.ndarray,
               fs: int, seed: int, tag: str) -> list[list[np.ndarray]]:
-    """rir[s][m] (float64) for sources (S, 3) and microphones (3, M)."""
+    """rir[s][m] (float64, read-only) for sources (S, 3) and microphones (3, M). Cached by what
+    they depend on: rooms that differ only in noise, SNR or echo gain share them."""
+    sources, mics = np.asarray(sources, dtype=float), np.asarray(mics, dtype=float)
+    key = (spec.size, spec.materials, spec.air_absorption, float(absorption), int(order), sources.shape,
+           sources.tobytes(), mics.shape, mics.tobytes(), int(fs), int(seed), tag)
+    hit = _cache.IRS.get(key)
+    if hit is not None:
+        return hit
     with _pra_seeded(seed, tag) as pra:
         room = pra.ShoeBox(list(spec.size), fs=fs, materials=_materials(spec, absorption),
                            max_order=int(order), air_absorption=bool(spec.air_absorption), use_rand_ism=False)
@@ -173,8 +180,10 @@ def _room_irs(spec: RoomSpec, absorption: float, order: int, sources: np.ndarray
             room.add_source(np.asarray(p, dtype=float))
         room.add_microphone_array(np.asarray(mics, dtype=float))
         room.compute_rir()
-        return [[np.asarray(room.rir[m][s], dtype=np.float64) for m in range(mics.shape[1])]
-                for s in range(len(sources))]
+        out = [[_cache.frozen(np.array(room.rir[m][s], dtype=np.float64)) for m in range(mics.shape[1])]
+               for s in range(len(sources))]
+    _cache.IRS.put(key, out, sum(h.nbytes for per_src in out for h in per_src))
+    return out
 
 
 def _probe(spec: RoomSpec) -> tuple[np.ndarray, np.ndarray]:

@@ -61,7 +61,9 @@ class RoomEnv(gym.Env):
     A scene chosen by ``options={"scene": index_or_id}``, else by the seed among the env's
     scenes. The first clip starts after the first turn's gap (default 0.3 s).
     ``options={"room": ...}`` (anything ``room`` takes, with as many microphones) sets the room
-    from this episode on (training envs draw one per episode).
+    from this episode on (training envs draw one per episode). ``options={"room_seed": k}`` places
+    this episode's talkers (and draws its noise) from seed ``k`` instead of from the episode's seed
+    and scene, so that episodes share a room geometry and its cached impulse responses.
 
     ## Episode End
 
@@ -155,6 +157,10 @@ class RoomEnv(gym.Env):
         if "room" in options:
             self._set_room(options["room"])
         scene = self._pick_scene(options.get("scene"))
+        room_seed = options.get("room_seed")
+        if room_seed is not None and (isinstance(room_seed, bool) or not isinstance(room_seed, (int, np.integer))
+                                      or room_seed < 0):
+            raise OptionsError(f"options['room_seed']={short(room_seed)}: expected a non-negative integer or None")
         episode_seed = int(self.np_random.integers(2**31 - 1))
         meta = {"config": self.result_config(), "versions": {"fdenv": __version__, "tts": self._renderer.version}}
         replay = self._replays.get(scene.id)
@@ -165,7 +171,7 @@ class RoomEnv(gym.Env):
         else:
             self.episode = Episode.live(scene, self._renderer, self._room_spec, self._sched_cfg, self.sample_rate,
                                         self.frame_samples, self.n_mics, episode_seed, meta, previous=self.episode,
-                                        behaviour=self.behaviour)
+                                        behaviour=self.behaviour, room_seed=room_seed)
         self._done = False
         obs, labels = self.episode.start()
         return obs, {
@@ -260,7 +266,7 @@ class RoomEnv(gym.Env):
         return None if self.episode is None else self.episode.scene
 
 
-RESET_OPTIONS = ("scene", "room")  # the keys reset(options=...) understands
+RESET_OPTIONS = ("scene", "room", "room_seed")  # the keys reset(options=...) understands
 
 
 def _reset_options(options) -> dict:

@@ -98,9 +98,10 @@ class Episode:
     @classmethod
     def live(cls, scene: Scene, renderer, room_spec, sched_cfg: SchedulerConfig, sample_rate: int,
              frame_samples: int, n_mics: int, seed: int, meta: dict, previous: "Episode | None" = None,
-             behaviour: str = "paper") -> "Episode":
-        """A reactive episode: the scene's clips through TTS (cached), the room when one is set,
-        the humans of the ``behaviour`` profile (``fdenv.sim.behaviour``)."""
+             behaviour: str = "paper", room_seed: int | None = None) -> "Episode":
+        """A reactive episode: the scene's clips through TTS (cached), the room when one is set
+        (its geometry from ``room_seed`` when given, else from ``seed`` and the scene), the humans
+        of the ``behaviour`` profile (``fdenv.sim.behaviour``)."""
         from ..render import turn_clips, voice_map
         from .behaviour import unscripted_clips
 
@@ -124,7 +125,7 @@ class Episode:
             ep.extra_audio = {(sp, text): (renderer.clip(text, voice), renderer.key(text, voice))
                               for sp, text, voice in unscripted_clips(scene, voice_map(scene, renderer))}
         if room_spec is not None:
-            ep._prepare_room(room_spec, renderer)
+            ep._prepare_room(room_spec, renderer, room_seed)
         ep.sched = Scheduler(scene, durations, sr, N, sched_cfg, ep.delays, humans,
                              {k: len(v[0]) for k, v in ep.extra_audio.items()})
         return ep
@@ -159,14 +160,14 @@ class Episode:
         return ep
 
     # ---- room ---------------------------------------------------------------------------------
-    def _prepare_room(self, spec, renderer) -> None:
+    def _prepare_room(self, spec, renderer, room_seed: int | None = None) -> None:
         """Impulse responses, convolved clips, echo path and noise for this episode (cached per
         scene, room and seed). Gold times move to microphone 0's axis by each speaker's delay."""
         from ..room import active_speech_level_db, build_room
 
         scene, sr, N = self.scene, self.sample_rate, self.frame_samples
         # A new geometry for every (seed, scene): the runner resets every scene with the run's seed.
-        seed = keyed_seed(self.seed, scene.id, "room")
+        seed = keyed_seed(self.seed, scene.id, "room") if room_seed is None else int(room_seed)
         room = build_room(spec, [s.name for s in scene.speakers], seed=seed, sample_rate=sr)
         self.room = room
         self.delays = {name: int(round(room.delay_s(name) * sr)) for name in self.delays}

@@ -10,8 +10,10 @@ and ``gym.make`` treat it as a plain environment; ``env.inner`` is the stack
 
 Info: ``reward_terms`` (each behaviour's term, unweighted), ``turn_action``, ``teacher`` (the
 oracle's decision for the next frame, ``OracleTeacher``, when ``teacher`` is on), the room's
-``labels`` (unless ``lean_info``), and at the final step ``turn_episode``: ``{"return",
-"length", "kind", "terms": {name: sum}}`` (and the room's ``record`` unless ``lean_info``). The
+``labels``, and at the final step ``turn_episode``: ``{"return", "length", "kind", "terms":
+{name: sum}}`` and the room's ``record``. ``lean_info`` keeps only ``teacher`` and ``turn_episode``
+(a vector env merges every info key of every env at every step: per-step terms cost more than
+the features). The
 key ``episode`` is left to ``gymnasium.wrappers.RecordEpisodeStatistics``, which asserts that
 the env does not write it.
 
@@ -32,15 +34,19 @@ from .teacher import OracleTeacher
 
 ENV_ID = "fdenv/WhenToSpeak-v0"
 SETS = ("pause", "backchannel", "turn_taking", "interruption", "mpe")
-# Domain randomisation (``randomize=True``): each episode draws a room preset (its geometry then
-# drawn from the episode's seed), a noise type and SNR, and an echo gain. Fields as SPEC 4's room.
+# Domain randomisation (``randomize=True``): each episode draws a room preset, a noise type and SNR,
+# and an echo gain (fields as SPEC 4's room), and one of ``geometries`` talker placements per preset
+# (``RoomEnv``'s ``room_seed``): simulated impulse responses are cached by geometry, so after the
+# first episodes in each a reset no longer pays the image-source simulation (0.1 s, a third of
+# one-process training time). ``geometries: null`` places the talkers anew every episode.
 RANDOMIZE = {"rooms": ["anechoic", "office", "living_room", "kitchen", "meeting_room", "car_cabin"],
-             "noise": ["none", "white", "pink", "babble"], "snr_db": [5.0, 40.0], "echo_gain": [0.0, 1.0]}
+             "noise": ["none", "white", "pink", "babble"], "snr_db": [5.0, 40.0], "echo_gain": [0.0, 1.0],
+             "geometries": 16}
 
 
 def draw_room(rng, randomize: dict) -> dict:
     """One episode's room from ``randomize`` (``RANDOMIZE``'s keys; lists to draw from, ranges
-    ``[lo, hi]`` drawn uniformly)."""
+    ``[lo, hi]`` drawn uniformly; ``geometries`` is drawn by ``draw_room_seed``)."""
     r = {**RANDOMIZE, **randomize}
     unknown = set(randomize) - set(RANDOMIZE)
     if unknown:
@@ -50,6 +56,16 @@ def draw_room(rng, randomize: dict) -> dict:
     room["snr_db"] = float(rng.uniform(*r["snr_db"]))
     room["echo_gain"] = float(rng.uniform(*r["echo_gain"]))
     return room
+
+
+def draw_room_seed(rng, randomize: dict) -> int | None:
+    """The episode's talker placement: one of ``geometries`` seeds, or None (a new one)."""
+    n = {**RANDOMIZE, **randomize}["geometries"]
+    if n is None:
+        return None
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+        raise ValueError(f"randomize: geometries={n!r}: expected a positive integer (placements per preset) or null")
+    return int(rng.integers(n))
 
 
 def load_scenes(scene_sets, split: str = "train") -> list:
@@ -75,8 +91,8 @@ class TurnTakingEnv(gym.Env):
     ``scheduler``, ``behaviour`` (as ``RoomEnv``); ``rewards`` (weights), ``reward_params`` (per-term parameters),
     ``takeover_s``; ``content`` and ``backchannels`` (``TurnActions``); ``features`` (kwargs of
     ``LogMelFeatures``: ``history``, ``n_mels``, ``sub_frames``, ...); ``teacher`` (``True``, a
-    dict of ``OracleTeacher`` kwargs, or ``False``); ``lean_info`` (drop labels and records from
-    infos: what vectorised training wants); ``balance``: how a reset without
+    dict of ``OracleTeacher`` kwargs, or ``False``); ``lean_info`` (infos with only ``teacher`` and
+    the final ``turn_episode``: what vectorised training wants); ``balance``: how a reset without
     ``options["scene"]`` picks the scene: ``"kind"`` (default: a scene kind uniformly, then one of
     its scenes, so that 280 multi-party scenes do not drown 70 of each FDB kind) or ``"scene"``;
     ``randomize``: ``True`` (``RANDOMIZE``) or a dict overriding some of its keys: a room drawn per
@@ -106,6 +122,7 @@ class TurnTakingEnv(gym.Env):
         self.randomize = dict(RANDOMIZE) if randomize is True else (dict(randomize) if randomize else None)
         if self.randomize is not None:
             draw_room(np.random.default_rng(0), self.randomize)  # check the keys now, not at the first reset
+            draw_room_seed(np.random.default_rng(0), self.randomize)
         self._by_kind: dict[str, list[str]] = {}
         for sc in self.room.scenes:
             self._by_kind.setdefault(sc.kind, []).append(sc.id)
@@ -134,6 +151,9 @@ class TurnTakingEnv(gym.Env):
             options["scene"] = ids[int(self.np_random.integers(len(ids)))]
         if self.randomize is not None and "room" not in options:
             options["room"] = draw_room(self.np_random, self.randomize)
+            seed = draw_room_seed(self.np_random, self.randomize)
+            if seed is not None:
+                options.setdefault("room_seed", seed)
         obs, info = self.inner.reset(seed=seed, options=options)
         self._obs = obs
         self._return, self._length = 0.0, 0
@@ -172,7 +192,7 @@ class TurnTakingEnv(gym.Env):
             voice = self.actions.voice
             out["teacher"] = self.teacher(labels, voice.kind, voice.armed)
         if self.lean_info:
-            out = {k: v for k, v in out.items() if k in ("reward_terms", "turn_action", "teacher")}
+            out = {"teacher": out["teacher"]} if "teacher" in out else {}
         elif "scene_id" in info:  # reset
             out["room"] = self.room.room_config
         return out

@@ -1,8 +1,8 @@
-"""Log-mel observations for turn-taking policies (torch only, no torchaudio).
+"""Log-mel observations for turn-taking policies (no torchaudio).
 
 ``LogMel`` turns one 80 ms frame into ``sub_frames`` log-mel vectors (a short-time Fourier
-transform with ``torch.stft`` inside the frame, Hann window, half overlap, an HTK mel filter
-bank), normalised to roughly zero mean and unit spread over speech and silence.
+transform inside the frame, Hann window, half overlap, an HTK mel filter bank; ``scipy.fft``,
+the numbers of ``torch.stft``), normalised to roughly zero mean and unit spread over speech and silence.
 ``FeatureHistory`` keeps the last ``history`` frames of features (plus the assistant's own state
 when ``TurnActions`` gives one) as one ``(history, n_features)`` array, oldest first.
 ``LogMelFeatures`` is the observation wrapper; the ``policy`` agent uses the same two classes, so
@@ -18,6 +18,7 @@ import gymnasium as gym
 import numpy as np
 import torch
 from gymnasium import spaces
+from scipy.fft import rfft as _rfft
 
 # Normalisation: log10 mel power -> (x - LOG_OFFSET) / LOG_SCALE, clipped to [-CLIP, CLIP].
 # Silence (digital zero) lands at about -1.6, speech at -23 dBFS around 0..1.5.
@@ -74,6 +75,8 @@ class LogMel:
             raise ValueError(f"LogMel: {sub_frames} sub-frames leave {self.n_fft}-sample windows; use fewer")
         self.window = torch.hann_window(self.n_fft, periodic=True)
         self.fb = torch.from_numpy(mel_filterbank(self.n_mels, self.n_fft, self.sample_rate, fmin, fmax))
+        self._window = self.window.numpy()
+        self._fb_t = np.ascontiguousarray(self.fb.numpy().T)  # (bins, n_mels)
 
     @property
     def size(self) -> int:
@@ -86,14 +89,19 @@ class LogMel:
         return np.clip(feat, -CLIP, CLIP, out=feat).reshape(-1)
 
     def log10(self, frame: np.ndarray) -> np.ndarray:
-        """``(sub_frames, n_mels)`` log10 mel power, unscaled."""
-        x = torch.from_numpy(np.ascontiguousarray(frame, dtype=np.float32))
-        with one_thread(), torch.no_grad():
-            spec = torch.stft(x, self.n_fft, hop_length=self.hop, window=self.window, center=False,
-                              return_complex=True)
-            power = spec.real.square() + spec.imag.square()  # (bins, n_windows)
-            mel = self.fb @ power[:, : self.sub_frames]  # (n_mels, sub_frames)
-            return torch.log10(mel + LOG_FLOOR).T.numpy()
+        """``(sub_frames, n_mels)`` log10 mel power, unscaled. The same numbers as ``torch.stft``
+        (Hann, no centring) to float32 rounding, computed with ``scipy.fft`` on a strided view of
+        the frame: one call per frame instead of five torch ops (twice as fast per frame; the
+        features are computed for every frame of every env)."""
+        x = np.ascontiguousarray(frame, dtype=np.float32)
+        n = x.strides[0]
+        win = np.lib.stride_tricks.as_strided(x, (self.sub_frames, self.n_fft), (n * self.hop, n), writeable=False)
+        spec = _rfft(win * self._window, axis=-1)
+        power = spec.real * spec.real
+        power += spec.imag * spec.imag
+        mel = power @ self._fb_t
+        mel += LOG_FLOOR
+        return np.log10(mel, out=mel)
 
     def config(self) -> dict:
         return {"n_mels": self.n_mels, "sub_frames": self.sub_frames, "n_fft": self.n_fft, "hop": self.hop}
@@ -122,11 +130,10 @@ class NoiseFloor:
 
     def __call__(self, log10: np.ndarray) -> np.ndarray:
         out = np.empty_like(log10)
-        f = log10[0].copy() if self.floor is None else self.floor
+        f = log10[0] if self.floor is None else self.floor
         for i in range(len(log10)):
-            f = np.minimum(log10[i], f + self.step)
-            out[i] = f
-        self.floor = f
+            f = np.minimum(log10[i], f + self.step, out=out[i])
+        self.floor = f.copy()
         return out
 
 
@@ -180,8 +187,10 @@ class FeatureHistory:
         if self.normalise == "silence":
             return self.logmel(frame)
         x = np.maximum(self.logmel.log10(frame), MIN_LOG10)
-        floor = np.maximum(self._floor(x), MIN_LOG10)
-        return np.clip((x - floor) / FLOOR_SCALE, -1.0, CLIP).reshape(-1)
+        floor = self._floor(x)  # >= MIN_LOG10 like x, and never above it: x - floor >= 0
+        x -= floor
+        x *= 1.0 / FLOOR_SCALE
+        return np.minimum(x, CLIP, out=x).reshape(-1)
 
     def push(self, audio: np.ndarray, own: np.ndarray | None = None, playback: np.ndarray | None = None) -> np.ndarray:
         """Add one frame (``(n_mics, N)`` or ``(N,)``; ``playback``: the ``(N,)`` samples the
