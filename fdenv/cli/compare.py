@@ -21,15 +21,19 @@ def frontier_main(argv) -> None:
     p.add_argument("--policy", required=True, help="a checkpoint from fdenv-train")
     p.add_argument("--conditions", nargs="+", default=list(fr.CONDITIONS), choices=list(fr.CONDITIONS))
     p.add_argument("--thresholds", nargs="+", type=float, default=list(fr.THRESHOLDS))
-    p.add_argument("--endpoints-ms", nargs="+", type=int, default=list(fr.ENDPOINTS_MS))
+    p.add_argument("--endpoints-ms", nargs="*", type=int, default=list(fr.ENDPOINTS_MS),
+                   help="the cascade's endpointing silences; none: the policy alone")
+    p.add_argument("--sets", nargs="+", default=list(fr.SETS), choices=list(fr.SETS),
+                   help="scene sets per point (MPE is the slow one: e.g. pause and turn_taking for the "
+                        "frontier, mpe at the default threshold alone)")
     p.add_argument("--split", default="test")
     p.add_argument("--limit", type=int, default=None, help="scenes per set (default: all)")
     p.add_argument("--out", default="runs", help="run folders (reused when they exist)")
     p.add_argument("--report", default=None, help="write the markdown here, the numbers next to it (.json), "
                                                   "and a plot per condition into its folder")
     args = p.parse_args(argv)
-    res = fr.frontier(args.policy, make_agent, args.conditions, args.thresholds, args.endpoints_ms, split=args.split,
-                      limit=args.limit, out=args.out)
+    res = fr.frontier(args.policy, make_agent, args.conditions, args.thresholds, args.endpoints_ms, sets=args.sets,
+                      split=args.split, limit=args.limit, out=args.out)
     text = fr.markdown(res)
     print(text)
     if args.report:
@@ -48,6 +52,7 @@ def main(argv=None) -> None:
         return frontier_main(argv[1:])
     from fdenv_agents import make_agent
 
+    from ..train import frontier as fr
     from ..train.compare import __doc__ as doc, compare
 
     p = argparse.ArgumentParser(description=doc.split("\n\n")[0])
@@ -58,9 +63,19 @@ def main(argv=None) -> None:
     p.add_argument("--seeds", nargs="+", type=int, default=[0])
     p.add_argument("--out", default="runs")
     p.add_argument("--report", default=None, help="write the markdown table (and a .json next to it) here")
+    p.add_argument("--policy-kwargs", type=json.loads, default=None, help='the policy agent\'s settings, e.g. \'{"threshold": 0.4}\'')
+    p.add_argument("--baseline-kwargs", type=json.loads, default=None,
+                   help='the baseline\'s settings, e.g. \'{"endpoint_silence_ms": 1500}\' or, with --baseline policy, '
+                        '\'{"checkpoint": "bc.pt", "threshold": 0.4}\'')
+    p.add_argument("--condition", default=None, choices=list(fr.CONDITIONS),
+                   help="a room condition of the frontier (default: no room)")
+    p.add_argument("--paper-only", action="store_true", help="score the paper profile alone (what the frontier "
+                   "runs score: their run folders are reused)")
     args = p.parse_args(argv)
-    res = compare(args.policy, args.baseline, sets=args.sets, split=args.split, seeds=args.seeds, out=args.out,
-                  make_agent=make_agent)
+    res = compare(args.policy, args.baseline, args.baseline_kwargs, sets=args.sets, split=args.split, seeds=args.seeds,
+                  out=args.out, make_agent=make_agent, policy_kwargs=args.policy_kwargs,
+                  room=fr.CONDITIONS[args.condition] if args.condition else None,
+                  scoring={"profiles": ["paper"]} if args.paper_only else None)
     print(res["markdown"])
     if args.report:
         Path(args.report).write_text(res["markdown"] + "\n")

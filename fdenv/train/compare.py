@@ -156,17 +156,19 @@ def run_agent(agent, sets, split: str, seeds, out, scoring: dict | None = None, 
 def compare(policy_checkpoint: str | Path, baseline: str = "cascade", baseline_kwargs: dict | None = None,
             sets=("pause", "turn_taking", "mpe"), split: str = "test", seeds=(0,), out: str | Path = "runs",
             scoring: dict | None = None, policy_kwargs: dict | None = None, progress: bool = True, *,
-            make_agent) -> dict:
+            make_agent, room=None) -> dict:
     """Run both agents (or reuse their run folders) and compare them. Returns ``{"table",
     "markdown", "folders"}``. ``make_agent(name, **kwargs)`` builds an agent
-    (``fdenv_agents.make_agent``; the command line passes it: only it imports the agents)."""
+    (``fdenv_agents.make_agent``; the command line passes it: only it imports the agents).
+    ``room``: the runs' room (SPEC 4; default none). A baseline ``policy`` with its own
+    ``checkpoint`` in ``baseline_kwargs`` compares two checkpoints (e.g. cloning against PPO)."""
     from ..runs import read_episodes
 
     pol = make_agent("policy", checkpoint=str(policy_checkpoint), **dict(policy_kwargs or {}))
     base = make_agent(baseline, **dict(baseline_kwargs or {}))
     folders = {}
     for name, agent in (("baseline", base), ("policy", pol)):
-        folders[name] = run_agent(agent, sets, split, seeds, out, scoring=scoring, progress=progress)
+        folders[name] = run_agent(agent, sets, split, seeds, out, scoring=scoring, progress=progress, room=room)
     lines = {k: [ln for f in v for ln in with_mpe(f, read_episodes(f), scoring)] for k, v in folders.items()}
     table = compare_lines(lines["policy"], lines["baseline"])
     return {"table": table, "markdown": markdown(table, baseline_name=f"{baseline} (defaults)"
