@@ -15,8 +15,10 @@ come from the clip cache that ``fdenv-train`` uses (the user's): the script firs
 train scene into it (``fdenv-scenes render <set> --split train``, seconds once it is warm), as a
 training run finds them after its first episodes; ``--cold`` measures with an empty cache instead,
 every episode's speech synthesised anew. The rooms' impulse responses are cached per geometry
-(``randomize.geometries``) within the process, as in training: the warm-up is too short to fill
-that cache, so the timed part still builds many rooms. The last line prints the one-process
+(``randomize.geometries`` placements per preset) within the process, as in training, where the
+first few hundred episodes fill that cache: the script fills it first (every preset, placement
+and talker count; with workers, each worker process fills its own while timed), so that the
+numbers are a training run's after its start. The last line prints the one-process
 training rate against the 1,500 frames/s target as a ratio. On a machine with fewer free cores
 than processes, they share the cores: say so with the result.
 """
@@ -69,6 +71,27 @@ def env_rate(workers: int, envs_n: int, frames: int, with_policy: bool) -> float
         envs.close()
 
 
+def warm_rooms() -> int:
+    """Simulate every room a one-process training run draws (preset x placement x talker
+    count) into this process's impulse-response cache, as its first episodes do."""
+    from fdenv.train.envs import RANDOMIZE, TurnTakingEnv, load_scenes
+    from fdenv.train.ppo import DEFAULTS, env_kwargs
+
+    kw = env_kwargs(DEFAULTS, teacher=None)
+    by_count = {}
+    for sc in load_scenes(kw.pop("scene_sets"), kw.pop("split")):
+        by_count.setdefault(len(sc.speakers), sc)
+    env = TurnTakingEnv(scenes=list(by_count.values()), **kw)
+    n = 0
+    for preset in RANDOMIZE["rooms"]:
+        for k in range(RANDOMIZE["geometries"]):
+            for sc in by_count.values():
+                env.reset(seed=0, options={"scene": sc.id, "room": {"preset": preset}, "room_seed": k})
+                n += 1
+    env.close()
+    return n
+
+
 def train_rate(workers: int, envs_n: int, frames: int) -> tuple[float, float]:
     """Frames per wall-clock second, and per second of the main process's CPU time (with
     workers 0 that is all the work: the rate on a core of its own, whatever else runs)."""
@@ -107,6 +130,7 @@ def main() -> None:
                 raise SystemExit(f"could not render the {name} train scenes; see the message above")
     print(f"cores: {os.cpu_count()}, load average {os.getloadavg()[0]:.1f}  (torch: 1 thread per process; "
           f"clip cache {'empty' if args.cold else 'warm'})")
+    print(f"rooms simulated ahead: {warm_rooms()} (preset x placement x talker count)")
     print(f"{'workers':>8} {'envs':>5} {'env fps':>10} {'rollout fps':>12} {'train fps':>10} {'train fps/cpu':>14}")
     results = []
     for w in args.workers:
