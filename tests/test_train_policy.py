@@ -254,4 +254,4 @@ def test_policy_agent_takes_the_checkpoints_calibrated_threshold(tmp_path):
         make_agent("policy", checkpoint=str(plain), threshold=1.5)
     from fdenv_agents.policy import default_checkpoint
 
-    assert load(default_checkpoint())[1]["actions"]["threshold"] == 0.3  # the shipped one, chosen on validation
+    assert load(default_checkpoint())[1]["actions"]["threshold"] == 0.4  # the shipped one, chosen on validation
