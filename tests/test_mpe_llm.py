@@ -345,3 +345,37 @@ def test_a_pair_repeating_an_earlier_scenes_sentences_is_asked_again(make):
     assert writer.log[1]["attempts"] == 2
     said = [x for lab, x in sentences(scenes) if lab in SCORED_LABELS]
     assert len(said) == len(set(said))
+
+
+def test_cli_claude_backend_checks_the_gold_facts(tmp_path, monkeypatch, capsys):
+    # the command line hands the writer the offline judge's key-fact check: an answer whose gold
+    # answer does not state its own key facts is sent back, and the corrected one is written
+    import anthropic
+
+    from fdenv.cli.scenes import main as scenes_cli
+
+    class Plan:
+        def __init__(self):
+            self.requests = []
+
+        def __call__(self, request):
+            body = json.loads(request.content)
+            self.requests.append(body)
+            content = body["messages"][0]["content"]
+            spec = next(make_spec(i, 0) for i in range(5) if mpe_llm.user_prompt(make_spec(i, 0), mpe_llm.load_prompt()[1]) == content)
+            data = valid_answer(spec)
+            if len(body["messages"]) == 1:
+                data["request"]["gold_facts"] = ["15 euros"]  # the gold answer says 14
+            return reply(json.dumps(data))
+
+    server = Plan()
+    real = anthropic.Anthropic
+    monkeypatch.setattr(anthropic, "Anthropic", lambda **kw: real(**{**kw, "http_client": httpx2.Client(
+        transport=httpx2.MockTransport(server))}))
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+    monkeypatch.setenv("FDENV_CACHE_DIR", str(tmp_path / "cache"))
+    assert scenes_cli(["mpe", "--backend", "claude", "--n", "1", "--out", str(tmp_path)]) == 0
+    assert len(server.requests) == 2 and "does not state its key facts" in server.requests[1]["messages"][-1]["content"]
+    assert "1 needed another attempt" in capsys.readouterr().out
+    written = yaml.safe_load((tmp_path / "mpe_claude" / "mpe_claude-0001-implicit.yaml").read_text())
+    assert [t for t in written["turns"] if t["label"] == "T"][0]["gold_facts"][0] == "14 euros"
