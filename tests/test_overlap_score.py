@@ -42,6 +42,16 @@ def test_interruption_stop_and_fresh_answer():
     assert out["category"] == "C_RESPOND" and out["addresses_event"] is True
 
 
+def test_stopping_in_the_frame_the_interruption_begins_met_it_speaking():
+    # a privileged agent stops at the onset; Silero's refined end lies a few ms before it
+    j = J.OfflineJudge()
+    out = paper_overlap([(5.0, 7.99)], [], ev("interruption", 8.0, 9.5, "What time is it?"), j)
+    assert out["met_speaking"] is True and out["stop_latency_s"] == 0.0 and out["held"] is False
+    # speech that ended a frame or more before the onset did not meet it
+    out = paper_overlap([(5.0, 7.9)], [], ev("interruption", 8.0, 9.5, "What time is it?"), j)
+    assert out["met_speaking"] is False and out["stop_latency_s"] is None
+
+
 def test_a_brief_pause_is_still_holding_the_floor():
     segs = [(5.0, 8.5), (9.0, 14.0)]
     w = words(("the", 5.0, 5.2), ("city", 5.3, 5.8), ("grew", 9.1, 9.5), ("walls", 9.6, 10.0))

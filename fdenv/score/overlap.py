@@ -57,6 +57,10 @@ EVENTS = {"interrupt": "interruption", "bc": "backchannel", "side": "side_conver
 CATEGORIES = fdb15.BEHAVIOURS  # Full-Duplex-Bench v1.5's content-relation tags
 PROFILES = ("paper", "fdb15_code")
 BRIEF_PAUSE_S = 1.0  # speech that goes on after a pause shorter than this is the same stretch
+# An agent that stops in the very frame the event begins (a privileged one can) leaves speech that
+# ends at the onset; Silero's refined end can fall a few ms before it. Speech ending less than one
+# 80 ms frame before the onset was under way when the event began (stop latency 0).
+MET_TOLERANCE_S = 0.08
 CONTEXT_S = 10.0  # the assistant's words this long before the event are its "before" (for the judge)
 KEYS = ("met_speaking", "stop_latency_s", "did_not_stop", "held", "response_latency_s", "category")
 
@@ -103,7 +107,7 @@ def paper_overlap(segments: Sequence[Segment], words: Sequence[Word], event: Ove
     run_end = run[-1][1] if run else None
     out["did_not_stop"] = bool(run) and run_end > w_end
     if run and not out["did_not_stop"]:
-        out["stop_latency_s"] = run_end - s
+        out["stop_latency_s"] = max(0.0, run_end - s)
     out["held"] = bool(run) and run_end >= f
     fresh = [g for g in segs if s < g[0] <= w_end and g not in run and not is_backchannel(g, words)]
     response: list[Segment] = []
@@ -142,14 +146,15 @@ def fdb15_code_overlap(user_vad, model_vad, event: OverlapEvent) -> dict:
 
 def _stretch_at(segs: list[Segment], t: float) -> list[Segment]:
     """The stretch of speech under way at ``t``: segments joined across pauses shorter than
-    ``BRIEF_PAUSE_S`` (one covers ``t``, or ``t`` falls in such a pause between two), or ``[]``."""
+    ``BRIEF_PAUSE_S`` (one covers ``t``, or ``t`` falls in such a pause between two, or the
+    stretch ends less than ``MET_TOLERANCE_S`` before ``t``), or ``[]``."""
     runs: list[list[Segment]] = []
     for g in segs:
         if runs and g[0] - runs[-1][-1][1] < BRIEF_PAUSE_S:
             runs[-1].append(g)
         else:
             runs.append([g])
-    return next((r for r in runs if r[0][0] <= t <= r[-1][1]), [])
+    return next((r for r in runs if r[0][0] <= t <= r[-1][1] + MET_TOLERANCE_S), [])
 
 
 class OverlapScorer:
