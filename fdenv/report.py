@@ -254,6 +254,14 @@ def format_runs(summaries: list[dict]) -> str:
     return "\n".join(out)
 
 
+def format_overlap(table: dict) -> str:
+    """An overlap table (``aggregate_overlap``) as text: one row for all events, one per kind."""
+    rows = [("dimension", "n", "metrics (paper profile, 95% CI over scenes)")]
+    rows += [r[1:] for r in _overlap_rows("", table, "")]
+    width = [max(len(r[i]) for r in rows) for i in range(2)]
+    return "\n".join(f"{r[0].ljust(width[0])}  {r[1].ljust(width[1])}  {r[2]}" for r in rows)
+
+
 def _overlap_rows(name: str, table: dict | None, flag: str) -> list[tuple]:
     """``overlap`` (all four events) and one row per event kind."""
     from .score.overlap_aggregate import HEADLINE as OVERLAP_HEADLINE

@@ -145,3 +145,16 @@ def test_report_reads_multirun_folders_and_writes_rows(folders, tmp_path, capsys
     assert report.main([str(folders[0].parent), "--resamples", "200"]) == 0
     assert report.main([str(tmp_path / "empty")]) == 2
     assert f"no run folders in {tmp_path / 'empty'}" in capsys.readouterr().err
+
+
+def test_rescoring_an_overlap_run_reproduces_its_scores(tmp_path, capsys):
+    from fdenv_agents import make_agent
+
+    folder = run(make_agent("oracle"), scene_set="overlap", split="test", limit=1, out=tmp_path, progress=False)
+    live = read_episodes(folder)[0]["overlap"]
+    assert live["paper"]["met_speaking"] is True  # the oracle is answering when the event comes
+    assert score.main([str(folder)]) == 0
+    out = capsys.readouterr().out
+    assert f"overlap:{live['event']}" in out and "met 1.00" in out
+    path = out.strip().splitlines()[-1].removeprefix("wrote ")
+    assert json.loads(open(path).read().splitlines()[0])["overlap"] == live

@@ -2,7 +2,7 @@
 
     fdenv-score runs/3f2a9c1d0b7e --min-speech-ms 500 --profiles paper
 
-Prints the per-dimension table and writes ``rescored/<key>.jsonl`` in the run folder (one line
+Prints the per-dimension table (and the multi-party and overlap tables for those scenes) and writes ``rescored/<key>.jsonl`` in the run folder (one line
 per episode, as ``episodes.jsonl`` but with the new scores); the original lines are kept.
 """
 
@@ -19,12 +19,14 @@ def rescore(folder: Path, profiles, asr: str, judge: str, min_speech_ms: int) ->
     from ..runs import config_key, read_episodes, record_exists
     from ..score.fdb import FDBScorer
     from ..score.mpe import MPEScorer, is_mpe_scene
+    from ..score.overlap import OverlapScorer, is_overlap_scene
 
     lines = read_episodes(folder)
     if not lines:
         raise SystemExit(f"fdenv-score: {folder} has no finished episodes (episodes.jsonl is empty or missing)")
     scorer = FDBScorer(profiles=tuple(profiles), asr=asr, judge=judge, min_speech_ms=min_speech_ms)
     mpe = MPEScorer(asr=asr, judge=judge, min_speech_ms=min_speech_ms)
+    overlap = OverlapScorer(asr=asr, judge=judge, min_speech_ms=min_speech_ms)
     out = []
     for line in lines:
         if not record_exists(folder, line):  # scored without it; the runner redoes it on a rerun
@@ -37,8 +39,10 @@ def rescore(folder: Path, profiles, asr: str, judge: str, min_speech_ms: int) ->
         new["segments"] = [list(x) for x in details.get("paper", {}).get("segments", [])]
         if is_mpe_scene(record.scene):
             new["mpe"] = mpe.score(record)
+        if is_overlap_scene(record):
+            new["overlap"] = overlap.score(record)
         out.append(new)
-    key = config_key({"fdb": scorer.config(), "min_speech_ms": min_speech_ms, "asr": asr, "judge": judge})
+    key = config_key({"fdb": scorer.config(), "overlap": overlap.config(), "min_speech_ms": min_speech_ms, "asr": asr, "judge": judge})
     path = folder / "rescored" / f"{key}.jsonl"
     path.parent.mkdir(exist_ok=True)
     path.write_text("".join(json.dumps(x) + "\n" for x in out))
@@ -80,6 +84,11 @@ def main(argv=None) -> int:
     mpe = [ln["mpe"] for ln in lines if ln.get("mpe")]
     if mpe:
         print(format_mpe(aggregate_mpe(mpe)))
+    if any(ln.get("overlap") for ln in lines):
+        from ..report import format_overlap
+        from ..score.overlap_aggregate import aggregate_overlap
+
+        print(format_overlap(aggregate_overlap(lines)))
     print(f"wrote {path}")
     return 0
 
