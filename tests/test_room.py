@@ -13,7 +13,9 @@ import pytest
 from fdenv.room import (
     ASSISTANT,
     RoomSpec,
+    a_weighting_db,
     active_speech_level_db,
+    active_speech_level_dba,
     band_rt60,
     build_room,
     clear_caches,
@@ -21,7 +23,9 @@ from fdenv.room import (
     mid_rt60,
     preset_names,
     rms_db,
+    rms_dba,
 )
+from fdenv.room.levels import a_weight
 
 SR = 16000
 N = 1280
@@ -157,12 +161,36 @@ def test_active_speech_level_ignores_pauses():
     assert active_speech_level_db(np.zeros(SR), SR) == float("-inf")
 
 
-@pytest.mark.parametrize("kind", ["white", "pink", "babble"])
+# IEC 61672-1:2013 Table 3, A-weighting at the nominal frequencies (exact base-10 midband
+# frequencies 1000 * 10^(k/10)), rounded there to 0.1 dB.
+IEC_A = {10: -70.4, 31.5: -39.4, 63: -26.2, 100: -19.1, 125: -16.1, 250: -8.6, 500: -3.2, 1000: 0.0,
+         2000: 1.2, 4000: 1.0, 8000: -1.1, 10000: -2.5, 16000: -6.6, 20000: -9.3}
+
+
+@pytest.mark.parametrize("nominal,table_db", sorted(IEC_A.items()))
+def test_a_weighting_matches_the_standards_table(nominal, table_db):
+    exact = 1000 * 10 ** (round(10 * math.log10(nominal / 1000)) / 10)
+    assert abs(float(a_weighting_db(exact)) - table_db) <= 0.05 + 1e-9
+
+
+def test_a_weighted_level_of_tones_and_speech():
+    t = np.arange(4 * SR) / SR
+    for f in (100.0, 1000.0, 4000.0):
+        tone = np.sin(2 * np.pi * f * t)
+        assert rms_dba(tone, SR) == pytest.approx(rms_db(tone) + float(a_weighting_db(f)), abs=0.02)
+    # speech's energy lies below 1 kHz, where A-weighting attenuates: its dB(A) level is lower
+    s = speech_like(SR, 10.0, np.random.default_rng(0))
+    assert active_speech_level_dba(s, SR) < active_speech_level_db(s, SR) - 0.5
+    assert active_speech_level_dba(s, SR) == pytest.approx(active_speech_level_db(a_weight(s, SR), SR))
+
+
+@pytest.mark.parametrize("kind", ["white", "pink", "babble", "hvac", "road"])
 @pytest.mark.parametrize("preset", ["office", "kitchen"])
 def test_snr_of_rendered_mix(kind, preset):
-    """Configured SNR = active level of the speech at mic 0 - noise level at mic 0, checked twice:
-    on the separate parts, and from the mix alone (noise power from a noise-only lead-in, speech
-    power = mix power over the speech's active frames minus that noise power)."""
+    """Configured SNR = A-weighted active level of the speech at mic 0 - A-weighted noise level at
+    mic 0, checked twice: on the separate parts, and from the A-weighted mix alone (noise power
+    from a noise-only lead-in, speech power = mix power over the speech's active frames minus that
+    noise power)."""
     snr = 10.0
     lead, dur = 4.0, 30.0
     voices = [speech_like(SR, 3.0, np.random.default_rng(10 + i), f0=100 + 15 * i) for i in range(8)]
@@ -170,14 +198,14 @@ def test_snr_of_rendered_mix(kind, preset):
     s = speech_like(SR, dur, np.random.default_rng(1), lead=lead)
     n = len(s)
     wet = room.convolve("a", s)[:, :n].astype(np.float64)
-    level = active_speech_level_db(wet[0], SR)
+    level = active_speech_level_dba(wet[0], SR)
     noise = room.noise(n, level, babble=voices).astype(np.float64)
     assert noise.shape == (4, n)
-    direct = active_speech_level_db(wet[0], SR) - rms_db(noise[0])
-    mix = wet[0] + noise[0]
+    direct = active_speech_level_dba(wet[0], SR) - rms_dba(noise[0], SR)
+    mix = a_weight(wet[0] + noise[0], SR)
     fr = int(0.02 * SR)
     k = n // fr
-    p_speech = (wet[0, : k * fr].reshape(k, fr) ** 2).mean(1)
+    p_speech = (a_weight(wet[0], SR)[: k * fr].reshape(k, fr) ** 2).mean(1)
     p_mix = (mix[: k * fr].reshape(k, fr) ** 2).mean(1)
     active = 10 * np.log10(p_speech + 1e-30) > level - 15.9
     p_noise = float((mix[: int(lead * SR)] ** 2).mean())
@@ -186,7 +214,7 @@ def test_snr_of_rendered_mix(kind, preset):
     assert abs(direct - snr) < 0.05
     assert abs(from_mix - snr) < 1.0
     # every microphone hears the diffuse noise at about the same level
-    levels = [rms_db(noise[m]) for m in range(4)]
+    levels = [rms_dba(noise[m], SR) for m in range(4)]
     assert max(levels) - min(levels) < 1.0
 
 
@@ -207,7 +235,7 @@ def test_noise_without_clips_and_point_sources():
                       ["a"], 2, SR)
     x = room.noise(5 * SR, -25.0, kind="babble", snr_db=5.0)  # babble falls back to speech-shaped noise
     assert x.dtype == np.float32 and x.shape == (4, 5 * SR)
-    assert rms_db(x[0]) == pytest.approx(-30.0, abs=0.01)
+    assert rms_dba(x[0], SR) == pytest.approx(-30.0, abs=0.01)
     assert not x.flags.writeable
     np.testing.assert_array_equal(x, room.noise(5 * SR, -25.0, kind="babble", snr_db=5.0))
     assert np.all(room.noise(SR, -25.0, kind="none", snr_db=5.0) != 0)  # the point sources remain
@@ -215,6 +243,64 @@ def test_noise_without_clips_and_point_sources():
     assert quiet.shape == (1, SR) and not quiet.any()
     seeded = build_room("office", ["a"], 2, SR)
     assert not np.array_equal(seeded.noise(SR, -25.0, kind="white"), seeded.noise(SR, -25.0, kind="white", seed=3))
+
+
+def octave_levels(x: np.ndarray, sr: int, centres) -> np.ndarray:
+    """Octave-band levels (dB) of ``x`` from its power spectrum, bands fc / sqrt 2 .. fc * sqrt 2."""
+    from fdenv.room.noise import band_edges
+
+    p = np.abs(np.fft.rfft(np.asarray(x, dtype=np.float64))) ** 2
+    f = np.fft.rfftfreq(len(x), 1.0 / sr)
+    return np.array([10 * np.log10(p[(f >= lo) & (f < hi)].sum()) for lo, hi in map(band_edges, centres)])
+
+
+def test_nc_rating_follows_the_rooms_dba():
+    from fdenv.room.noise import NC_CURVES, band_dba, nc_for_dba, nc_levels
+
+    # the tabled curves' A-weighted levels rise with the rating, about 4-5 dB per 5 NC
+    dba = [band_dba(NC_CURVES[k]) for k in sorted(NC_CURVES)]
+    assert all(4.0 < b - a < 5.5 for a, b in zip(dba, dba[1:]))
+    for target in (38.0, 40.0, 42.0, 52.0):
+        nc = nc_for_dba(target)
+        assert band_dba(nc_levels(nc)) == pytest.approx(target, abs=1e-6)
+    assert 30 < nc_for_dba(42.0) < 35  # an office's 42 dB(A): between NC 30 and NC 35
+    with pytest.raises(ValueError, match="noise_dba"):
+        RoomSpec.from_config({"preset": "office", "noise_dba": 90})
+
+
+@pytest.mark.parametrize("preset", ROOMS)
+def test_each_presets_noise_has_its_sources_octave_band_shape(preset):
+    """The diffuse noise at microphone 0 has the intended octave-band shape (63 Hz - 4 kHz; the
+    8 kHz band lies half above the Nyquist frequency at 16 kHz): the NC curve of the preset's
+    noise_dba, or the road noise's slope. Level offset free (the SNR sets the level). Tolerance
+    0.5 dB: over 60 s the 63 Hz band (45 Hz wide) sums about 2700 independent spectral bins, so
+    its estimate scatters by about 0.1 dB; neighbouring NC curves' shapes differ by 1-2 dB, pink
+    noise's from NC's by more than 10 dB at 63 Hz."""
+    from fdenv.room.noise import OCTAVES_HZ, intended_band_levels
+
+    spec = RoomSpec.from_config({"preset": preset, "mics": "circular4", "noise_sources": []})
+    x = build_room(spec, ["a"], 4, SR).noise(60 * SR, -20.0)[0]
+    centres = OCTAVES_HZ[:7]
+    got = octave_levels(x, SR, centres)
+    want = intended_band_levels(spec.noise, spec.noise_dba)[:7]
+    d = (got - want) - np.mean(got - want)
+    print(f"\n{preset} ({spec.noise}): octave bands {np.round(got - got[4], 1)} dB re 1 kHz, "
+          f"deviation {np.round(d, 2)}")
+    assert np.max(np.abs(d)) < 0.5
+    pink = octave_levels(build_room({**spec.to_dict(), "noise": "pink"}, ["a"], 4, SR).noise(60 * SR, -20.0)[0], SR,
+                         centres)
+    assert np.max(np.abs((pink - want) - np.mean(pink - want))) > 3  # the check can tell pink apart
+
+
+def test_kitchen_hood_and_background_each_carry_half_the_a_weighted_noise():
+    """``level_db: 0`` puts the hood as loud as the background, A-weighted, at microphone 0."""
+    room = build_room("kitchen", ["a"], 4, SR)
+    total = room.noise(30 * SR, -20.0)[0].astype(np.float64)
+    assert rms_dba(total, SR) == pytest.approx(-31.0, abs=0.01)  # 11 dB below the speech level
+    hood = room.noise(30 * SR, -20.0, kind="none")[0].astype(np.float64)  # the same hood, alone
+    hood = hood * (hood @ total) / (hood @ hood)  # its part of the total
+    background = total - hood
+    assert rms_dba(hood, SR) == pytest.approx(rms_dba(background, SR), abs=0.2)
 
 
 # ---------------------------------------------------------------------------------------- 3. echo
@@ -401,7 +487,7 @@ def test_anechoic_is_trivial():
     np.testing.assert_array_equal(room.convolve("a", clip), clip[None, :])
     assert room.noise(100, -20.0).shape == (1, 100)
     noisy = build_room({"noise": "pink", "snr_db": 10}, ["a"], 1, SR).noise(SR, -20.0)
-    assert rms_db(noisy[0]) == pytest.approx(-30.0, abs=0.01)
+    assert rms_dba(noisy[0], SR) == pytest.approx(-30.0, abs=0.01)
     with pytest.raises(KeyError, match="unknown source"):
         room.delay_s("zed")
 

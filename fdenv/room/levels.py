@@ -31,8 +31,9 @@ def active_speech_level_db(x: np.ndarray, sample_rate: int, *, margin_db: float 
     reached from the mean of all non-silent frames (the iteration only ever raises ``L``, so it
     converges, in a few steps). Returns ``-inf`` when every frame is silent.
 
-    SNR in fdenv (SPEC 4) = active speech level of the speech at microphone 0 minus the long-term
-    level (``rms_db``) of the noise at microphone 0.
+    SNR in fdenv (SPEC 4) is taken on A-weighted signals, as the sources of the presets' SNRs
+    measure it (dBA): ``active_speech_level_dba`` of the speech at microphone 0 minus ``rms_dba``
+    of the noise at microphone 0.
     """
     x = np.asarray(x, dtype=np.float64)
     if x.ndim != 1:
@@ -55,6 +56,44 @@ def active_speech_level_db(x: np.ndarray, sample_rate: int, *, margin_db: float 
             break
         level = new
     return float(level)
+
+
+# IEC 61672-1 A-weighting: poles at 20.6, 107.7, 737.9 and 12194 Hz, normalised to 0 dB at 1 kHz.
+_A_POLES_HZ = (20.598997, 107.65265, 737.86223, 12194.217)
+_A_1KHZ_DB = 1.9997  # -20 lg of the unnormalised response at 1 kHz (the standard's A_1000)
+
+
+def a_weighting_db(freqs) -> np.ndarray:
+    """IEC 61672-1 A-weighting in dB at ``freqs`` Hz (``-inf`` at 0 Hz)."""
+    f2 = np.square(np.asarray(freqs, dtype=np.float64))
+    f1, f2p, f3, f4 = (p * p for p in _A_POLES_HZ)
+    with np.errstate(divide="ignore"):
+        ra = f4 * f2 * f2 / ((f2 + f1) * np.sqrt((f2 + f2p) * (f2 + f3)) * (f2 + f4))
+        return 20 * np.log10(ra) + _A_1KHZ_DB
+
+
+def a_weight(x: np.ndarray, sample_rate: int) -> np.ndarray:
+    """``x`` (last axis: time) through the A-weighting magnitude response, zero phase (an FFT
+    filter over the whole signal: a level meter's weighting without its phase, which levels ignore)."""
+    import scipy.fft as sfft
+
+    x = np.asarray(x, dtype=np.float64)
+    n = x.shape[-1]
+    if n == 0:
+        return x.copy()
+    nfft = sfft.next_fast_len(2 * n, real=True)  # padded: the weighting's short ringing does not wrap
+    gain = 10 ** (a_weighting_db(np.fft.rfftfreq(nfft, 1.0 / sample_rate)) / 20)
+    return sfft.irfft(sfft.rfft(x, n=nfft, axis=-1) * gain, n=nfft, axis=-1)[..., :n]
+
+
+def rms_dba(x: np.ndarray, sample_rate: int) -> float:
+    """Long-term A-weighted level of ``x`` in dB re RMS 1 (``rms_db`` of ``a_weight(x)``)."""
+    return rms_db(a_weight(x, sample_rate))
+
+
+def active_speech_level_dba(x: np.ndarray, sample_rate: int) -> float:
+    """``active_speech_level_db`` of the A-weighted signal: the speech level of fdenv's SNR."""
+    return active_speech_level_db(a_weight(x, sample_rate), sample_rate)
 
 
 def schroeder_edc_db(h: np.ndarray) -> np.ndarray:
@@ -102,4 +141,4 @@ def mid_rt60(h: np.ndarray, sample_rate: int) -> float:
     return float(np.mean([band_rt60(h, sample_rate, fc) for fc in (500.0, 1000.0)]))
 
 
-__all__ = ["rms_db", "active_speech_level_db", "measure_rt60", "band_rt60", "mid_rt60", "schroeder_edc_db"]
+__all__ = ["rms_db", "active_speech_level_db", "a_weighting_db", "a_weight", "rms_dba", "active_speech_level_dba", "measure_rt60", "band_rt60", "mid_rt60", "schroeder_edc_db"]

@@ -67,7 +67,7 @@ from . import cache as _cache
 from .echo import EchoPath, partition_spectra
 from .geometry import doa as _doa
 from .geometry import mic_layout, place_noise_source, place_talkers
-from .levels import mid_rt60, rms_db, schroeder_edc_db
+from .levels import mid_rt60, rms_dba, schroeder_edc_db
 from .noise import ClipSource, diffuse_noise, point_source_noise, resolve_clips
 from .noise import unit_level as _unit_level_clips
 from .spec import SPEED_OF_SOUND, RoomSpec
@@ -430,10 +430,11 @@ class RoomSim:
               seed: int | None = None) -> np.ndarray:
         """Noise at the microphones, ``(n_mics, n_samples)`` float32, read-only (cached).
 
-        The total noise (diffuse ``kind`` plus the spec's point sources) is scaled so that its
-        long-term level at microphone 0 is ``speech_level_dbfs - snr_db`` (``speech_level_dbfs``:
-        the active speech level at microphone 0, see ``active_speech_level_db``; zeros when it is
-        -inf, i.e. no speech). ``kind`` and
+        The total noise (diffuse ``kind`` plus the spec's point sources, each point source
+        ``level_db`` above the diffuse noise, A-weighted) is scaled so that its A-weighted
+        long-term level at microphone 0 (``rms_dba``) is ``speech_level_dbfs - snr_db``
+        (``speech_level_dbfs``: the A-weighted active speech level at microphone 0, see
+        ``active_speech_level_dba``; zeros when it is -inf, i.e. no speech). ``kind`` and
         ``snr_db`` default to the spec's. ``babble`` (and ``tv``, defaulting to ``babble``): speech
         clips at the room's rate, or a callable ``f(n_clips, seed) -> clips``; without clips both
         fall back to speech-shaped noise. Deterministic from ``seed`` (default: the room's).
@@ -456,7 +457,7 @@ class RoomSim:
         n_clips = max(8, 2 * self.spec.babble_talkers)
         bclips = resolve_clips(babble, n_clips, _seed_ints(seed, "babble")[0]) if (want_babble or want_tv) else []
         tclips = resolve_clips(tv, 8, _seed_ints(seed, "tv")[0]) if (want_tv and tv is not None) else bclips
-        ck = ("noise", self.key, n, float(speech_level_dbfs), kind, snr_db, seed,
+        ck = ("noise", self.key, n, float(speech_level_dbfs), kind, snr_db, seed, "dBA",
               tuple(_cache.array_digest(c) for c in bclips), tuple(_cache.array_digest(c) for c in tclips))
         hit = _cache.AUDIO.get(ck)
         if hit is not None:
@@ -469,14 +470,16 @@ class RoomSim:
         ref = 1.0
         if kind not in ("none", "self"):  # (the microphones' self-noise is the env's, on top)
             rng = np.random.default_rng(np.random.SeedSequence([seed & 0xFFFFFFFFFFFFFFFF, 0x6E6F6973, 0]))
-            total += diffuse_noise(kind, n, fs, offsets, rng, bclips, self.spec.babble_talkers)
+            d = diffuse_noise(kind, n, fs, offsets, rng, bclips, self.spec.babble_talkers, self.spec.noise_dba)
+            r = 10 ** (rms_dba(d[0], fs) / 20) if sources else 1.0  # (the total is scaled below anyway)
+            total += d * d.dtype.type(1 / r) if r > 0 else d
         for i, src in enumerate(sources):
             rng = np.random.default_rng(np.random.SeedSequence([seed & 0xFFFFFFFFFFFFFFFF, 0x6E6F6973, 1 + i]))
             p = point_source_noise(src.kind, self._irs[f"noise:{i}"], n, fs, rng, tclips if src.kind == "tv" else None)
-            r = math.sqrt(float(np.mean(p[0] ** 2)))
+            r = 10 ** (rms_dba(p[0], fs) / 20)
             if r > 0:
                 total += p * (ref * 10 ** (src.level_db / 20) / r)
-        level = rms_db(total[0])
+        level = rms_dba(total[0], fs)
         if math.isfinite(level):
             total *= total.dtype.type(10 ** ((speech_level_dbfs - snr_db - level) / 20))
         out = _cache.frozen(total.astype(np.float32, copy=False))

@@ -25,7 +25,8 @@ import yaml
 PRESET_DIR = Path(__file__).resolve().parent / "presets"
 DEFAULT_PRESET = "anechoic"
 MIC_ARRAYS = ("mono", "pair", "circular4")
-NOISE_KINDS = ("none", "self", "white", "pink", "babble")  # self: the microphones' own noise only
+# self: the microphones' own noise only; hvac: building services (NC curve); road: a car's road noise
+NOISE_KINDS = ("none", "self", "white", "pink", "babble", "hvac", "road")
 POINT_NOISE_KINDS = ("fan", "tv")
 SPEED_OF_SOUND = 343.0  # m/s, pyroomacoustics' default constant
 
@@ -133,6 +134,9 @@ class RoomSpec:
     wall_margin: float = 0.0
     noise: str = "none"
     snr_db: float = 30.0
+    # The room's background noise level in dB(A) (docs/rooms.md): picks the NC curve that shapes
+    # ``hvac`` noise; the level at the microphones is set by ``snr_db``.
+    noise_dba: float = 40.0
     babble_talkers: int = 6
     noise_sources: tuple[NoiseSource, ...] = ()
     echo_gain: float = 0.0
@@ -191,6 +195,7 @@ class RoomSpec:
         if noise not in NOISE_KINDS:
             _fail("noise", f"unknown noise {noise!r}; valid choices: {', '.join(NOISE_KINDS)}")
         snr_db = _number("snr_db", d.get("snr_db", 30.0), -20.0, 100.0)
+        noise_dba = _number("noise_dba", d.get("noise_dba", 40.0), 28.0, 77.0)  # the NC 15-70 curves' span
         echo_gain = _number("echo_gain", d.get("echo_gain", 0.0), 0.0, 10.0)
         talkers = d.get("babble_talkers", 6)
         if isinstance(talkers, bool) or not isinstance(talkers, int) or not 1 <= talkers <= 64:
@@ -206,7 +211,7 @@ class RoomSpec:
             _fail("noise_sources", "expected a list of {kind, position, level_db} entries")
 
         common = dict(
-            preset=preset, mics=mics, noise=noise, snr_db=snr_db, echo_gain=echo_gain,
+            preset=preset, mics=mics, noise=noise, snr_db=snr_db, noise_dba=noise_dba, echo_gain=echo_gain,
             babble_talkers=talkers,
         )
         if anechoic:

@@ -163,7 +163,7 @@ class Episode:
     def _prepare_room(self, spec, renderer, room_seed: int | None = None) -> None:
         """Impulse responses, convolved clips, echo path and noise for this episode (cached per
         scene, room and seed). Gold times move to microphone 0's axis by each speaker's delay."""
-        from ..room import active_speech_level_db, build_room
+        from ..room import active_speech_level_dba, build_room
 
         scene, sr, N = self.scene, self.sample_rate, self.frame_samples
         # A new geometry for every (seed, scene): the runner resets every scene with the run's seed.
@@ -175,7 +175,7 @@ class Episode:
         self.doa = {name: room.doa(name) for name in self.delays} if room.simulated else None
         wet = [room.convolve(t.speaker, clip, key=self.clip_keys[i][p])[0]
                for i, t in enumerate(scene.turns) for p, clip in enumerate(self.clips_audio[i])]
-        level = active_speech_level_db(np.concatenate(wet), sr) if spec.noise != "none" or spec.noise_sources else None
+        level = active_speech_level_dba(np.concatenate(wet), sr) if spec.noise != "none" or spec.noise_sources else None
         if spec.noise not in ("none", "self") or spec.noise_sources:
             # Noise for the scene's nominal length, looped past it (reactive episodes can run long).
             nominal = sum(len(w) for w in wet) + int(sr * (10 + 6 * len(scene.turns)))
@@ -183,7 +183,7 @@ class Episode:
         if spec.noise != "none" and np.isfinite(level):  # every microphone hisses a little
             from ..room.noise import SELF_NOISE_DB, self_noise
 
-            self.self_noise = self_noise(self.mic.shape[0], 10 * sr // N * N, level - SELF_NOISE_DB, seed)
+            self.self_noise = self_noise(self.mic.shape[0], 10 * sr // N * N, level - SELF_NOISE_DB, seed, sr)
         # Levels calibrated so that the microphones never clip on the humans and the noise: a fixed
         # gain for the episode (a recording engineer's headroom), below 1 only when needed. Which
         # humans overlap is decided while the episode plays (natural humans overlap, backchannel
