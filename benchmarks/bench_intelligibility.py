@@ -162,6 +162,8 @@ def main(argv=None) -> None:
     ap.add_argument("--per-set", type=int, default=4, help="test scenes of each shipped set (default 4)")
     ap.add_argument("--rooms", default="all", help="comma-separated presets, or all")
     ap.add_argument("--asr", default="tiny.en")
+    ap.add_argument("--noise", default=None, help="replace every room's diffuse noise with this kind "
+                    "(e.g. pink), at the room's own SNR: to compare spectra")
     ap.add_argument("--names", action="store_true", help="the name rate on the requests of the test splits")
     ap.add_argument("--max-requests", type=int, default=None, help="--names: at most this many, evenly spaced")
     args = ap.parse_args(argv)
@@ -174,7 +176,7 @@ def main(argv=None) -> None:
     print("|---|---|---|---|---|---|---|---|")
     for room in rooms:
         t = time.perf_counter()
-        m = measure(room, args.tts, scene_list, args.asr)
+        m = measure(room if args.noise is None else {"preset": room, "noise": args.noise}, args.tts, scene_list, args.asr)
         wer_t = TARGET_WER.get(room, 0.25)
         name_t = TARGET_NAME.get(room)
         ok = "yes" if m["wer"] <= wer_t else "NO"
