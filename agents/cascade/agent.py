@@ -2,6 +2,12 @@
 
 Everything runs causally, frame by frame, on microphone 0 of the observation:
 
+0. **High-pass**: a 2nd-order Butterworth at ``HIGH_PASS_HZ`` (100 Hz) on the microphone, as
+   speech front ends do: ventilation and road noise put most of their unweighted power below it
+   (docs/rooms.md), where speech carries little, and that rumble hides the agent's echo from the
+   canceller and the double-talk rule (without it, a user who talks over the answer in the
+   office's ventilation noise was not heard; in the car's road noise, 5 dB(A) under the speech,
+   that barge-in is still missed, see ``echo.py``).
 1. **Echo handling** (``echo``): the agent's own output is the reference. ``"aec+gate"``
    (default) subtracts an adaptive estimate of its echo (frequency-domain NLMS) and then applies
    a double-talk rule (a window is user speech only when its energy exceeds what the agent's
@@ -51,6 +57,7 @@ ECHO_MODES = ("aec+gate", "gate", "aec", "off")
 RESPONDERS = ("offline", "claude")
 BACKCHANNELS = ("mm-hmm", "yeah", "right", "okay")
 WINDOW_MS = 1000.0 * WINDOW / SAMPLE_RATE  # 32 ms
+HIGH_PASS_HZ = 100.0
 DEFAULT_NAME = "Aria"
 
 
@@ -189,6 +196,11 @@ class CascadeAgent(Agent):
             self._resample = (soxr.ResampleStream(sample_rate, SAMPLE_RATE, 1, dtype="float32"),
                               soxr.ResampleStream(sample_rate, SAMPLE_RATE, 1, dtype="float32"))
         self._vad.reset()
+        from scipy.signal import butter, sosfilt
+
+        self._sosfilt = sosfilt
+        self._hp_sos = butter(2, HIGH_PASS_HZ, btype="high", fs=SAMPLE_RATE, output="sos")
+        self._hp_zi = np.zeros((self._hp_sos.shape[0], 2))
         self._aec = EchoCanceller(self.echo_tail_ms) if "aec" in self.echo else None
         self._gate = EchoGate(self.echo_margin_db, hold_s=self.echo_tail_ms / 1000) if "gate" in self.echo else None
         self._mic16 = np.zeros(0, np.float32)
@@ -220,7 +232,8 @@ class CascadeAgent(Agent):
         if self._resample is not None:
             x = self._resample[0].resample_chunk(x)
             ref = self._resample[1].resample_chunk(ref)
-        self._mic16 = np.concatenate([self._mic16, x])
+        x, self._hp_zi = self._sosfilt(self._hp_sos, x, zi=self._hp_zi)
+        self._mic16 = np.concatenate([self._mic16, x.astype(np.float32)])
         self._ref16 = np.concatenate([self._ref16, ref])
         n = (len(self._mic16) // BLOCK) * BLOCK
         if n:
