@@ -3,8 +3,9 @@
 The loudspeaker's impulse responses into every microphone are cut into ``P`` partitions of ``N``
 samples (``N`` = frame size); their ``2N``-point spectra are computed once. Each ``push`` does one
 real FFT of the last two input frames, ``P`` complex multiply-adds per microphone (one multiply
-and one sum for all of them) and one inverse FFT for all microphones together. The output equals the full linear convolution of the action stream
-with the impulse responses, cut into frames.
+for all of them and a few whole-block additions) and one inverse FFT for all microphones
+together. The output equals the full linear convolution of the action stream with the impulse
+responses, cut into frames.
 """
 
 from __future__ import annotations
@@ -54,15 +55,17 @@ class EchoPath:
         self.partitions = P
         if spectra is None:
             spectra = partition_spectra(ir, N, self.gain)
-        # The spectra by microphone, then partition (so that the sum over partitions runs over
-        # neighbouring rows), stored twice along the partitions: with the delay line a ring of P
-        # spectra (row r holds the frame ``(r - w) % P`` frames old), ``H2[:, s : s + P]`` with
-        # ``s = (P - w) % P`` (``_Hw[w]``) lines each row up with its partition, without copying either.
-        H = np.asarray(spectra, dtype=np.complex64).transpose(1, 0, 2)  # (n_mics, P, N + 1)
-        self._H2 = np.ascontiguousarray(np.concatenate([H, H], axis=1))
-        self._tmp = np.empty((self.n_mics, P, N + 1), dtype=np.complex64)
-        self._acc = np.empty((self.n_mics, N + 1), dtype=np.complex64)
-        self._X = np.zeros((P, N + 1), dtype=np.complex64)
+        # The spectra by partition, then microphone, stored twice along the partitions: with the
+        # delay line a ring of P spectra (row r holds the frame ``(r - w) % P`` frames old),
+        # ``H2[s : s + P]`` with ``s = (P - w) % P`` (``_Hw[w]``) lines each row up with its
+        # partition, without copying either. Partition-major, so that the products of each
+        # partition are one contiguous block and the sum over partitions is a few whole-block
+        # additions (numpy's reduce over a middle axis costs three times as much). The inverse
+        # transform's 1 / (2N) is folded into the spectra here, once: the inverse runs unscaled.
+        H = np.asarray(spectra, dtype=np.complex64) * np.float32(1.0 / (2 * N))  # (P, n_mics, N + 1)
+        self._H2 = np.ascontiguousarray(np.concatenate([H, H], axis=0))
+        self._tmp = np.empty((P, self.n_mics, N + 1), dtype=np.complex64)
+        self._X = np.zeros((P, 1, N + 1), dtype=np.complex64)  # (the 1 broadcasts over the microphones)
         self._w = 0
         self._buf = np.zeros(2 * N, dtype=np.float32)
         self._out = np.empty((self.n_mics, 2 * N), dtype=np.float32)
@@ -71,11 +74,19 @@ class EchoPath:
 
     def _views(self) -> None:
         P, N = self.partitions, self.frame_samples
-        self._Hw = [self._H2[:, (P - w) % P : (P - w) % P + P] for w in range(P)]  # by ring position
+        self._Hw = [self._H2[(P - w) % P : (P - w) % P + P] for w in range(P)]  # by ring position
+        self._Xw = [x[0] for x in self._X]  # the ring's rows (views made once, not on every step)
+        # The sum over partitions as a tree of in-place block additions: rows [0, h) += rows
+        # [n - h, n) halves the rows still to add, until row 0 holds the sum.
+        self._pairs, n = [], P
+        while n > 1:
+            h = n // 2
+            self._pairs.append((self._tmp[:h], self._tmp[n - h : n]))
+            n -= h
         self._y = self._out[:, N:]  # overlap-save: the second half of each inverse transform
 
     def __getstate__(self):  # views pickle as copies: rebuilt from their arrays instead
-        return {k: v for k, v in self.__dict__.items() if k not in ("_Hw", "_y")}
+        return {k: v for k, v in self.__dict__.items() if k not in ("_Hw", "_Xw", "_pairs", "_y")}
 
     def __setstate__(self, state):
         self.__dict__.update(state)
@@ -131,15 +142,17 @@ class EchoPath:
         self._w = w
         X = self._X
         if _pocketfft is not None:
-            _pocketfft.r2c(buf, (0,), True, 0, X[w], 1)
+            _pocketfft.r2c(buf, (0,), True, 0, self._Xw[w], 1)
         else:
-            X[w] = sfft.rfft(buf)
-        np.multiply(self._Hw[w], X, out=self._tmp)
-        np.add.reduce(self._tmp, axis=1, out=self._acc)
-        if _pocketfft is not None:  # inorm=2: scaled by 1 / (2N), as irfft
-            _pocketfft.c2r(self._acc, (1,), 2 * N, False, 2, self._out, 1)
+            X[w, 0] = sfft.rfft(buf)
+        tmp = self._tmp
+        np.multiply(self._Hw[w], X, out=tmp)
+        for rows, more in self._pairs:
+            np.add(rows, more, out=rows)
+        if _pocketfft is not None:  # inorm=0: unscaled (the spectra carry the 1 / (2N))
+            _pocketfft.c2r(tmp[0], (1,), 2 * N, False, 0, self._out, 1)
             return self._y
-        return sfft.irfft(self._acc, n=2 * N, axis=-1)[:, N:]
+        return sfft.irfft(tmp[0], n=2 * N, axis=-1, norm="forward")[:, N:]
 
 
 def partition_spectra(ir: np.ndarray, frame_samples: int, gain: float = 1.0) -> np.ndarray:
