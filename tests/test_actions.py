@@ -54,6 +54,17 @@ def test_clipping_is_judged_in_the_callers_precision(env):
     assert info["clipped_samples"] == 6 and env.episode.assistant[1280:1286].tolist() == [1.0] * 6
 
 
+def test_a_float32_sample_just_over_full_scale_alone_in_a_quiet_frame_is_clipped(env):
+    # The frame's energy is just over 1: the least a frame with a sample over 1 can have.
+    a = np.full(1280, 1e-6, np.float32)
+    a[7] = np.nextafter(np.float32(1), np.float32(2))
+    _, _, _, _, info = env.step(a)
+    assert info["clipped_samples"] == 1 and env.episode.assistant[1280 + 7] == 1.0
+    a[7] = 0.999  # energy 0.998: over the quick check's 0.99, so looked at sample by sample; nothing clipped
+    _, _, _, _, info = env.step(a)
+    assert info["clipped_samples"] == 0 and env.episode.assistant[2 * 1280 + 7] == np.float32(0.999)
+
+
 def test_float64_and_float16_accepted(env):
     for dtype in (np.float64, np.float16):
         obs, _, _, _, info = env.step(np.full(1280, 0.25, dtype))

@@ -65,7 +65,9 @@ class EchoPath:
         H = np.asarray(spectra, dtype=np.complex64) * np.float32(1.0 / (2 * N))  # (P, n_mics, N + 1)
         self._H2 = np.ascontiguousarray(np.concatenate([H, H], axis=0))
         self._tmp = np.empty((P, self.n_mics, N + 1), dtype=np.complex64)
-        self._X = np.zeros((P, 1, N + 1), dtype=np.complex64)  # (the 1 broadcasts over the microphones)
+        # Each ring row repeated for every microphone: the multiply then runs over whole contiguous
+        # blocks (broadcasting one row over the microphones costs more than the copies).
+        self._X = np.zeros((P, self.n_mics, N + 1), dtype=np.complex64)
         self._w = 0
         self._buf = np.zeros(2 * N, dtype=np.float32)
         self._out = np.empty((self.n_mics, 2 * N), dtype=np.float32)
@@ -75,7 +77,7 @@ class EchoPath:
     def _views(self) -> None:
         P, N = self.partitions, self.frame_samples
         self._Hw = [self._H2[(P - w) % P : (P - w) % P + P] for w in range(P)]  # by ring position
-        self._Xw = [x[0] for x in self._X]  # the ring's rows (views made once, not on every step)
+        self._Xw = [(x[0], x[1:]) for x in self._X]  # the ring's rows and their copies (views made once)
         # The sum over partitions as a tree of in-place block additions: rows [0, h) += rows
         # [n - h, n) halves the rows still to add, until row 0 holds the sum.
         self._pairs, n = [], P
@@ -107,17 +109,18 @@ class EchoPath:
         y = self._next(frame)
         return self._zeros.copy() if y is None else np.ascontiguousarray(y, dtype=np.float32)
 
-    def add_to(self, frame: np.ndarray, out: np.ndarray) -> bool:
+    def add_to(self, frame: np.ndarray, out: np.ndarray, nonzero: bool = False) -> bool:
         """``push``, adding the echo into ``out`` ``(n_mics, N)`` in place (nothing to add while
-        the echo is silent): the env's step, without a copy or a pass over zeros. Returns whether
+        the echo is silent): the env's step, without a copy or a pass over zeros. ``nonzero``:
+        the caller knows that the frame has a non-zero sample (saves looking). Returns whether
         anything was added."""
-        y = self._next(frame)
+        y = self._next(frame, nonzero)
         if y is None:
             return False
         out += y
         return True
 
-    def _next(self, frame: np.ndarray) -> np.ndarray | None:
+    def _next(self, frame: np.ndarray, nonzero: bool = False) -> np.ndarray | None:
         """The echo during the frame ``frame`` plays (a view), or None when it is all zero."""
         frame = np.asarray(frame)
         if frame.shape != (self.frame_samples,):
@@ -129,7 +132,7 @@ class EchoPath:
         N, P = self.frame_samples, self.partitions
         # A silent assistant costs nothing: once P + 1 zero frames went in, every spectrum in the
         # delay line is zero and so is the output (exact, not an approximation).
-        if frame.any():
+        if nonzero or frame.any():
             self._silent_run = 0
         else:
             self._silent_run += 1
@@ -141,10 +144,12 @@ class EchoPath:
         w = self._w - 1 if self._w else P - 1
         self._w = w
         X = self._X
+        row, copies = self._Xw[w]
         if _pocketfft is not None:
-            _pocketfft.r2c(buf, (0,), True, 0, self._Xw[w], 1)
+            _pocketfft.r2c(buf, (0,), True, 0, row, 1)
         else:
-            X[w, 0] = sfft.rfft(buf)
+            row[:] = sfft.rfft(buf)
+        copies[...] = row
         tmp = self._tmp
         np.multiply(self._Hw[w], X, out=tmp)
         for rows, more in self._pairs:

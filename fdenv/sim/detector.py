@@ -16,9 +16,14 @@ HOLD_S = 0.24
 _ACTIVE_MS = 10.0 ** (ACTIVE_DBFS / 10.0)
 
 
-def frame_is_loud(frame: np.ndarray) -> bool:
-    """Raw activity of one frame: RMS above -45 dBFS."""
-    return float(np.dot(frame, frame)) > _ACTIVE_MS * frame.shape[0]
+def frame_energy(frame: np.ndarray) -> float:
+    """Sum of squares of one frame."""
+    return float(np.dot(frame, frame))
+
+
+def frame_is_loud(frame: np.ndarray, energy: float | None = None) -> bool:
+    """Raw activity of one frame: RMS above -45 dBFS (``energy``: its ``frame_energy``, if known)."""
+    return (frame_energy(frame) if energy is None else energy) > _ACTIVE_MS * frame.shape[0]
 
 
 class ActivityDetector:
@@ -32,11 +37,14 @@ class ActivityDetector:
         self.frames = 0
         self.active = False  # detector state of the last frame (hold included)
         self.loud = False  # raw state of the last frame
+        self.energy = 0.0  # the last frame's sum of squares (positive: it has a non-zero sample)
         self._since_loud = math.inf  # frames since the last loud frame
         self.onsets: list[int] = []  # frame indices where the detector turned active
 
-    def update(self, frame: np.ndarray) -> bool:
-        loud = frame_is_loud(frame)
+    def update(self, frame: np.ndarray, energy: float | None = None) -> bool:
+        """The state after ``frame`` (``energy``: its ``frame_energy``, if the caller has it)."""
+        self.energy = frame_energy(frame) if energy is None else energy
+        loud = frame_is_loud(frame, self.energy)
         self._since_loud = 0 if loud else self._since_loud + 1
         active = self._since_loud <= self.hold_frames
         if active and not self.active:

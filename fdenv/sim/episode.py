@@ -17,7 +17,7 @@ import numpy as np
 from ..record import EpisodeRecord, PlayedClip, PlayedTurn
 from ..scene.schema import Scene
 from .behaviour import keyed_seed, make_behaviour
-from .detector import ActivityDetector
+from .detector import ActivityDetector, frame_energy
 from .labels import Labeler
 from .scheduler import Scheduler, SchedulerConfig, in_samples
 
@@ -203,25 +203,38 @@ class Episode:
         labels = self._advance(0, self.assistant[:N])
         return self.mic[:, :N].copy(), labels
 
-    def play(self, action: np.ndarray) -> tuple[np.ndarray, dict, bool]:
-        """The k-th action plays during frame k+1 (SPEC 1): place it, advance one frame, return
-        frame k+1 at the microphones, its labels, and whether the episode is over."""
+    def stage(self, action: np.ndarray) -> float:
+        """Write the action of the next ``play`` into the assistant track and return its frame's
+        energy (``frame_energy``): the env's clip check reads it, then ``play(action, energy)``
+        goes on from the staged frame (the detector's input, without a second pass)."""
         N = self.frame_samples
-        k = self.k + 1
-        lo = k * N
+        lo = (self.k + 1) * N
         if lo + 2 * N > self.cap:
             self._grow()
         frame = self.assistant[lo : lo + N]
         frame[:] = action
-        labels = self._advance(k, frame)
+        return frame_energy(frame)
+
+    def play(self, action: np.ndarray, energy: float | None = None) -> tuple[np.ndarray, dict, bool]:
+        """The k-th action plays during frame k+1 (SPEC 1): place it, advance one frame, return
+        frame k+1 at the microphones, its labels, and whether the episode is over. ``energy``:
+        ``stage(action)``'s result, when that action was staged (the frame is in place)."""
+        N = self.frame_samples
+        k = self.k + 1
+        lo = k * N
+        if energy is None:
+            if lo + 2 * N > self.cap:
+                self._grow()
+            self.assistant[lo : lo + N] = action
+        labels = self._advance(k, self.assistant[lo : lo + N], energy)
         self.k = k
         n_frames = self.sched.n_frames
         return self.mic[:, lo : lo + N].copy(), labels, n_frames is not None and k + 1 >= n_frames
 
-    def _advance(self, j: int, frame: np.ndarray) -> dict:
+    def _advance(self, j: int, frame: np.ndarray, energy: float | None = None) -> dict:
         """Everything that happens in frame j, once the assistant's frame j is known."""
         det = self.detector
-        active = det.update(frame)
+        active = det.update(frame, energy)
         onset = bool(det.onsets) and det.onsets[-1] == j
         sched = self.sched
         sched.advance(j, det.loud, active, onset)
@@ -231,7 +244,7 @@ class Episode:
         mic = self.mic[:, j * N : (j + 1) * N]
         echo = False
         if self.room is not None:  # the echo of the assistant's frame j (in place), and noise
-            echo = self.echo.add_to(frame, mic)
+            echo = self.echo.add_to(frame, mic, nonzero=det.energy > 0.0)
             if self._noise_to <= j * N and (self.noise is not None or self.self_noise is not None):
                 self._add_noise(j * N)
             if self.mic_gain != 1.0:
