@@ -271,6 +271,7 @@ def test_without_a_room_a_mix_over_full_scale_is_still_clipped_and_counted():
         if term:
             break
     assert info["mic_clipped_samples"] >= N // 2
+    np.testing.assert_array_equal(info["record"].mic0[3 * N : 4 * N], obs[2][0])  # the record holds what was heard
 
 
 def test_in_a_room_clipping_is_checked_where_echo_or_a_loud_mix_can_cause_it():

@@ -200,8 +200,7 @@ class Episode:
     def start(self) -> tuple[np.ndarray, dict]:
         """Frame 0 at the microphones and its labels."""
         N = self.frame_samples
-        labels = self._advance(0, self.assistant[:N])
-        return self.mic[:, :N].copy(), labels
+        return self._advance(0, self.assistant[:N])
 
     def stage(self, action: np.ndarray) -> float:
         """Write the action of the next ``play`` into the assistant track and return its frame's
@@ -226,13 +225,14 @@ class Episode:
             if lo + 2 * N > self.cap:
                 self._grow()
             self.assistant[lo : lo + N] = action
-        labels = self._advance(k, self.assistant[lo : lo + N], energy)
+        obs, labels = self._advance(k, self.assistant[lo : lo + N], energy)
         self.k = k
         n_frames = self.sched.n_frames
-        return self.mic[:, lo : lo + N].copy(), labels, n_frames is not None and k + 1 >= n_frames
+        return obs, labels, n_frames is not None and k + 1 >= n_frames
 
-    def _advance(self, j: int, frame: np.ndarray, energy: float | None = None) -> dict:
-        """Everything that happens in frame j, once the assistant's frame j is known."""
+    def _advance(self, j: int, frame: np.ndarray, energy: float | None = None) -> tuple[np.ndarray, dict]:
+        """Everything that happens in frame j, once the assistant's frame j is known: frame j at
+        the microphones (a copy) and its labels."""
         det = self.detector
         active = det.update(frame, energy)
         onset = bool(det.onsets) and det.onsets[-1] == j
@@ -253,13 +253,15 @@ class Episode:
         if self._hot:
             self._hot = [h for h in self._hot if h[1] > j * N]
             check = check or any(a < (j + 1) * N for a, _ in self._hot)
-        if check and not abs_peak(mic) <= 1.0:  # counted: levels are meant never to clip
-            self.mic_clipped += int(np.count_nonzero(np.abs(mic) > 1.0))
-            _clip(mic, -1.0, 1.0, out=mic)
+        obs = mic.copy()  # (contiguous: checked faster than the buffer's frame, whose rows lie apart)
+        if check and not abs_peak(obs) <= 1.0:  # counted: levels are meant never to clip
+            self.mic_clipped += int(np.count_nonzero(np.abs(obs) > 1.0))
+            _clip(obs, -1.0, 1.0, out=obs)
+            mic[...] = obs
         labels = self.labeler.frame(j, active, onset)
         if self.doa is not None:
             labels["doa"] = dict(self.doa)  # fresh per step: users keep what they get
-        return labels
+        return obs, labels
 
     def _add_noise(self, lo: int) -> None:
         """Add the noises (each looped over its own length) to the microphones for the next
