@@ -15,7 +15,12 @@ after the same normalisation (exact token match). Prints a Markdown table; targe
 
 ``--names``: the name rate alone, on every request of every test split (a turn addressed to the
 assistant that says its name: ``T``, ``N4Q``, ``final``), each played as a scene of its own (the
-scene's speakers, so the same voice; one turn) in each room; per name and in all.
+scene's speakers, so the same voice; one turn) in each room; per name and in all. Two recognisers
+hear the same audio: ``plain`` (the scorer's, no prompt) and ``prompted`` (the cascade assistant's
+recogniser with its own initial prompt, ``fdenv_agents.cascade.asr.name_prompt``: the name as a
+keyword). False alarms: of the turns of the same scenes that do not say the name (``--name-free``
+of them, evenly spaced), the share whose transcript holds it. The name is matched as whole words
+after normalisation (no other spelling counts).
 """
 
 from __future__ import annotations
@@ -27,6 +32,8 @@ import time
 import numpy as np
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+from fdenv_agents.cascade.asr import WhisperTranscriber, name_prompt  # noqa: E402  (the assistant's own)
 
 PRESETS = ("anechoic", "office", "meeting_room", "living_room", "kitchen", "car_cabin")
 TARGET_WER = {"anechoic": 0.12, "car_cabin": 0.35}  # the others: 0.25
@@ -98,62 +105,138 @@ def measure(room: str, tts: str, scene_list, asr: str, sr: int = 16000) -> dict:
             "misheard": sorted(misheard.items(), key=lambda kv: -kv[1])[:5]}
 
 
+def holds(tokens: list[str], name: list[str]) -> bool:
+    """Whether the normalised ``tokens`` hold the normalised ``name`` as whole words, in order."""
+    n = len(name)
+    return n > 0 and any(tokens[i : i + n] == name for i in range(len(tokens) - n + 1))
+
+
+def one_turn(sc, t):
+    """``t`` of scene ``sc`` played as a scene of its own (the scene's speakers, so the same voice)."""
+    from dataclasses import replace
+
+    turn = replace(t, label="ctx", addressee=None, gold_answer=None, gold_facts=None, pair_id=None,
+                   resolves=None, gap_s=0.3)
+    return replace(sc, id=f"{sc.id}-{t.id}", kind="custom", turns=(turn,), duty="", condition=None,
+                   pair_id=None, bc_distribution=None)
+
+
+def spaced(items: list, limit: int | None) -> list:
+    """At most ``limit`` of ``items``, evenly spaced over the list."""
+    if limit is not None and limit < len(items):
+        items = [items[int(i)] for i in np.linspace(0, len(items) - 1, limit).round()]
+    return items
+
+
 def requests(limit: int | None = None):
     """One-turn scenes: every request of every test split that says the assistant's name (at most
     ``limit``, evenly spaced over that list)."""
-    from dataclasses import replace
-
     from fdenv.scene import list_sets, load_set
     from fdenv.score.text import normalise
 
     out = []
     for name in list_sets():
         for sc in load_set(name, "test"):
-            nm = " ".join(normalise(sc.assistant_name))
+            nm = normalise(sc.assistant_name)
             for t in sc.turns:
-                if t.addressee == sc.assistant_name and nm in " ".join(normalise(t.spoken_text)):
-                    turn = replace(t, label="ctx", addressee=None, gold_answer=None, gold_facts=None, pair_id=None,
-                                   resolves=None, gap_s=0.3)
-                    out.append(replace(sc, id=f"{sc.id}-{t.id}", kind="custom", turns=(turn,), duty="", condition=None,
-                                       pair_id=None, bc_distribution=None))
-    if limit is not None and limit < len(out):
-        out = [out[int(i)] for i in np.linspace(0, len(out) - 1, limit).round()]
-    return out
+                if t.addressee == sc.assistant_name and holds(normalise(t.spoken_text), nm):
+                    out.append(one_turn(sc, t))
+    return spaced(out, limit)
 
 
-def names(room: str, tts: str, asr: str, limit: int | None, sr: int = 16000) -> dict:
-    """Per assistant name: (requests, recognised), and what was written instead."""
+def name_free(limit: int | None = None, request_list=None):
+    """One-turn scenes: the turns of the requests' own scenes that do not say the assistant's name
+    (other humans' turns, turns to the assistant without its name; at most ``limit``, evenly spaced).
+    Where the recogniser writes the name in one of these, it heard a name nobody said."""
+    from fdenv.scene import list_sets, load_set
+    from fdenv.score.text import normalise
+
+    ids = {sc.id for sc in (requests() if request_list is None else request_list)}
+    out = []
+    for name in list_sets():
+        for sc in load_set(name, "test"):
+            if any(f"{sc.id}-{t.id}" in ids for t in sc.turns):
+                nm = normalise(sc.assistant_name)
+                out += [one_turn(sc, t) for t in sc.turns if not holds(normalise(t.spoken_text), nm)]
+    return spaced(out, limit)
+
+
+RECOGNISERS = ("plain", "prompted")
+
+
+def recognisers(asr: str) -> dict:
+    """name -> hear(audio16k, assistant_name) -> normalised tokens. ``plain``: the scorer's
+    recogniser (``fdenv.score.asr.transcribe``), no prompt. ``prompted``: the cascade assistant's
+    own recogniser with its own initial prompt (``name_prompt``), as the shipped assistant hears."""
     from fdenv.score.asr import transcribe
     from fdenv.score.text import normalise
 
-    per: dict[str, list[int]] = {}
-    instead: dict[str, int] = {}
-    for scene in requests(limit):
-        mic, turns = play(scene, room, tts, sr)
-        t = turns[0]
-        x = mic[max(0, int((t.start - PRE_S) * sr)) : int((t.end + POST_S) * sr)]
-        hyp = normalise(" ".join(w.text for w in transcribe(x, model=asr, snap=False)))
-        ref, nm = normalise(t.text), normalise(scene.assistant_name)
-        ok = " ".join(nm) in " ".join(hyp)
-        n = per.setdefault(scene.assistant_name, [0, 0])
-        n[0] += 1
-        n[1] += ok
-        if not ok:
-            i = ref.index(nm[0])
-            key = f"{scene.assistant_name}: {' '.join(hyp[max(0, i - 1) : i + 2])}"
-            instead[key] = instead.get(key, 0) + 1
-    return {"per": per, "instead": sorted(instead.items(), key=lambda kv: -kv[1])}
+    cascade = WhisperTranscriber(asr)
+    return {"plain": lambda x, name: normalise(" ".join(w.text for w in transcribe(x, model=asr, snap=False))),
+            "prompted": lambda x, name: normalise(cascade.transcribe(x, name_prompt(name)))}
 
 
-def main_names(rooms, tts: str, asr: str, limit: int | None) -> None:
-    print(f"{len(requests(limit))} of the {len(requests())} requests that say the name (every test split), "
-          f"tts={tts}, asr={asr}, seed 0")
+def cut(scene, room: str, tts: str, sr: int = 16000) -> np.ndarray:
+    """The one turn of a one-turn scene, from microphone 0 (0.1 s before, 0.25 s after)."""
+    mic, turns = play(scene, room, tts, sr)
+    t = turns[0]
+    return mic[max(0, int((t.start - PRE_S) * sr)) : int((t.end + POST_S) * sr)]
+
+
+def names(room: str, tts: str, hear: dict, request_list, free_list, audio=cut) -> dict:
+    """Per recogniser: per assistant name (requests, recognised) and what was written instead;
+    false alarms: name-free turns whose transcript holds the name (with the transcripts)."""
+    from fdenv.score.text import normalise
+
+    out = {k: {"per": {}, "instead": {}, "alarms": [], "free": 0} for k in hear}
+    for scene in request_list:
+        x = audio(scene, room, tts)
+        ref, nm = normalise(scene.turns[0].text), normalise(scene.assistant_name)
+        for k, fn in hear.items():
+            hyp = fn(x, scene.assistant_name)
+            ok = holds(hyp, nm)
+            n = out[k]["per"].setdefault(scene.assistant_name, [0, 0])
+            n[0] += 1
+            n[1] += ok
+            if not ok:
+                i = ref.index(nm[0])
+                key = f"{scene.assistant_name}: {' '.join(hyp[max(0, i - 1) : i + 2])}"
+                out[k]["instead"][key] = out[k]["instead"].get(key, 0) + 1
+    for scene in free_list:
+        x = audio(scene, room, tts)
+        nm = normalise(scene.assistant_name)
+        if holds(normalise(scene.turns[0].text), nm):
+            raise ValueError(f"{scene.id}: a name-free turn says the name {scene.assistant_name!r}")
+        for k, fn in hear.items():
+            hyp = fn(x, scene.assistant_name)
+            out[k]["free"] += 1
+            if holds(hyp, nm):
+                out[k]["alarms"].append(f"{scene.id}: {' '.join(hyp)}")
+    for m in out.values():
+        m["instead"] = sorted(m["instead"].items(), key=lambda kv: -kv[1])
+    return out
+
+
+def main_names(rooms, tts: str, asr: str, limit: int | None, free_limit: int) -> None:
+    req = requests(limit)
+    free = name_free(free_limit, req)
+    print(f"{len(req)} of the {len(requests())} requests that say the name (every test split); "
+          f"{len(free)} of the {len(name_free(None, req))} turns of their scenes that do not say it; "
+          f"tts={tts}, asr={asr}, seed 0; prompt: {name_prompt('<name>')!r}")
+    hear = recognisers(asr)
     for room in rooms:
-        m = names(room, tts, asr, limit)
-        total = [sum(v[0] for v in m["per"].values()), sum(v[1] for v in m["per"].values())]
-        cells = ", ".join(f"{k} {v[1]}/{v[0]}" for k, v in sorted(m["per"].items()))
-        print(f"{room}: {total[1]}/{total[0]} = {total[1] / max(1, total[0]):.0%} ({cells})")
-        print("  missed, written as: " + "; ".join(f"{k!r} x{v}" for k, v in m["instead"][:12]), flush=True)
+        t = time.perf_counter()
+        res = names(room, tts, hear, req, free)
+        for k, m in res.items():
+            total = [sum(v[0] for v in m["per"].values()), sum(v[1] for v in m["per"].values())]
+            cells = ", ".join(f"{n} {v[1]}/{v[0]}" for n, v in sorted(m["per"].items()))
+            fa = len(m["alarms"])
+            print(f"{room}, {k}: recognised {total[1]}/{total[0]} = {total[1] / max(1, total[0]):.0%} ({cells}); "
+                  f"false alarms {fa}/{m['free']} = {fa / max(1, m['free']):.1%}")
+            print("  missed, written as: " + "; ".join(f"{a!r} x{v}" for a, v in m["instead"][:12]))
+            for a in m["alarms"]:
+                print(f"  false alarm: {a}")
+        print(f"  <!-- {room}: {time.perf_counter() - t:.0f} s -->", flush=True)
 
 
 def main(argv=None) -> None:
@@ -166,10 +249,12 @@ def main(argv=None) -> None:
                     "(e.g. pink), at the room's own SNR: to compare spectra")
     ap.add_argument("--names", action="store_true", help="the name rate on the requests of the test splits")
     ap.add_argument("--max-requests", type=int, default=None, help="--names: at most this many, evenly spaced")
+    ap.add_argument("--name-free", type=int, default=160,
+                    help="--names: at most this many turns without the name, for false alarms (default 160)")
     args = ap.parse_args(argv)
     rooms = PRESETS if args.rooms == "all" else tuple(args.rooms.split(","))
     if args.names:
-        return main_names(rooms, args.tts, args.asr, args.max_requests)
+        return main_names(rooms, args.tts, args.asr, args.max_requests, args.name_free)
     scene_list = scenes(args.per_set)
     print(f"{len(scene_list)} test scenes ({args.per_set} per set), tts={args.tts}, asr={args.asr}, behaviour=paper, seed 0")
     print("| room | WER | target | words | name recognised | requests | target | transcript where a missed name was said |")

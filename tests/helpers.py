@@ -41,3 +41,15 @@ def rollout(env: RoomEnv, agent, seed=0, scene=None):
 
     result = run_episode(env, Spy(), seed=seed, scene=scene)
     return result.record, frames
+
+
+def benchmark(name: str):
+    """The module ``benchmarks/<name>.py`` (the benchmarks folder is not a package)."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod

@@ -122,14 +122,9 @@ def test_sound_runs_find_the_sound_edges():
 
 
 def _bench_word_times():
-    import importlib.util
-    from pathlib import Path
+    from .helpers import benchmark
 
-    path = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_word_times.py"
-    spec = importlib.util.spec_from_file_location("bench_word_times", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return benchmark("bench_word_times")
 
 
 def test_word_edges_match_the_rendered_answers():

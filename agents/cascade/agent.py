@@ -47,6 +47,7 @@ from collections import deque
 import numpy as np
 
 from ..base import Agent
+from .asr import name_prompt
 from .echo import BLOCK, EchoCanceller, EchoGate
 from .responder import DEFAULT_CLAUDE_MODEL, make_responder
 from .speaker import Speaker
@@ -321,7 +322,7 @@ class CascadeAgent(Agent):
             heard["reason"] = "false interruption"
             return
         t0 = time.perf_counter()
-        prompt = f"{self.assistant_name} is the assistant." if self.name_prompt else None
+        prompt = name_prompt(self.assistant_name) if self.name_prompt else None
         text = self.transcriber.transcribe(np.concatenate(turn["audio"]), prompt)
         st["asr_s"] += time.perf_counter() - t0
         heard["text"] = text

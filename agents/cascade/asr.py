@@ -14,6 +14,12 @@ import os
 import numpy as np
 
 
+def name_prompt(name: str) -> str:
+    """Whisper's initial prompt for an assistant called ``name`` (the cascade's, and what
+    ``benchmarks/bench_intelligibility.py --names`` measures)."""
+    return f"{name} is the assistant."
+
+
 class WhisperTranscriber:
     def __init__(self, model: str | os.PathLike = "tiny.en", beam_size: int = 1):
         from fdenv.score.asr import model_id, resolve_model

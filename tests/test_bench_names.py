@@ -1,0 +1,79 @@
+"""The name-recognition benchmark (``benchmarks/bench_intelligibility.py --names``): its prompted
+recogniser is given the prompt the cascade assistant gives its own, and false alarms are counted
+on turns that do not say the name. Whisper and the room are replaced by stand-ins here; the
+benchmark itself runs the real ones."""
+
+import os
+
+os.environ["HF_HUB_OFFLINE"] = "1"
+
+import pytest  # noqa: E402
+
+from fdenv.score.text import normalise  # noqa: E402
+from fdenv.sim.env import RoomEnv  # noqa: E402
+from fdenv_agents import CascadeAgent  # noqa: E402
+
+from .helpers import benchmark, rollout, scene  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def bench():
+    return benchmark("bench_intelligibility")
+
+
+class Recording:
+    """A transcriber that keeps every prompt it is given."""
+
+    def __init__(self, *args, text="", **kwargs):
+        self.prompts, self.text = [], text
+
+    def transcribe(self, audio16k, prompt=None):
+        self.prompts.append(prompt)
+        return self.text  # nothing heard: the cascade does not answer, the test stays short
+
+
+def test_the_prompted_recogniser_gets_the_cascades_prompt(bench, monkeypatch):
+    """The prompt the cascade hands its recogniser in an episode is the one the benchmark's
+    prompted recogniser hands the same recogniser class."""
+    sc = scene([{"speaker": "Ann", "text": "Nova, what time is it?", "label": "T", "gold_answer": "noon"}],
+               kind="mpe", assistant_name="Nova")
+    heard = Recording()
+    rollout(RoomEnv(scene=sc, behaviour="paper"), CascadeAgent(transcriber=heard))
+    assert heard.prompts and set(heard.prompts) == {"Nova is the assistant."}
+
+    made = []
+    made = []
+    monkeypatch.setattr(bench, "WhisperTranscriber",
+                        lambda *a, **k: made.append(Recording(text="Nova, what time is it?")) or made[-1])
+    hear = bench.recognisers("tiny.en")
+    assert hear["prompted"](None, "Nova") == normalise("Nova, what time is it?")
+    assert made[0].prompts == heard.prompts[:1]
+
+
+def test_false_alarms_are_counted_on_name_free_turns_of_the_same_scenes(bench):
+    req = bench.requests(6)
+    free = bench.name_free(None, req)
+    assert len(req) == 6 and len(free) > 20
+    sources = {r.id.rsplit("-t", 1)[0] for r in req}
+    for sc in free:
+        assert len(sc.turns) == 1 and sc.id.rsplit("-t", 1)[0] in sources
+        assert normalise(sc.assistant_name)[0] not in normalise(sc.turns[0].text)
+
+    def always(x, name):  # writes the name in every turn
+        return normalise(f"{name} said {x.turns[0].text}")
+
+    def faithful(x, name):  # writes what was said
+        return normalise(x.turns[0].text)
+
+    def respelt(x, name):  # another spelling of the same sound is no match
+        return [w if w != normalise(name)[0] else w + "h" for w in normalise(x.turns[0].text)]
+
+    res = bench.names("anechoic", "espeak", {"always": always, "faithful": faithful, "respelt": respelt},
+                      req, free, audio=lambda sc, room, tts: sc)
+    for k, m in res.items():
+        assert sum(v[0] for v in m["per"].values()) == 6 and m["free"] == len(free)
+    assert len(res["always"]["alarms"]) == len(free) and sum(v[1] for v in res["always"]["per"].values()) == 6
+    assert res["faithful"]["alarms"] == [] and sum(v[1] for v in res["faithful"]["per"].values()) == 6
+    assert res["respelt"]["alarms"] == [] and sum(v[1] for v in res["respelt"]["per"].values()) == 0
+    with pytest.raises(ValueError, match="says the name"):
+        bench.names("anechoic", "espeak", {"faithful": faithful}, [], req, audio=lambda sc, room, tts: sc)
