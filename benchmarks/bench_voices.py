@@ -1,6 +1,7 @@
 """Voices: what one-piece turns do to prosody, silences inside clips, and the cost of a render.
 
     python benchmarks/bench_voices.py [--tts kokoro] [--per-set 3] [--pause-scenes 6]
+    python benchmarks/bench_voices.py --tts kokoro --per-set 0 --pause-scenes 30   # prosody only
 
 On the first ``--per-set`` test scenes of every shipped set, rendered fresh (a temporary clip
 cache) at 16 kHz with the voice map's voices:
@@ -11,7 +12,8 @@ cache) at 16 kHz with the voice map's voices:
   many clips hold one over 0.25 s;
 - on the ``pause`` set's multi-piece turns: F0 over the last 300 ms of each piece before a
   ``[pause=S]`` over the piece's median F0, with the turn in one piece (as the env renders it)
-  and with each piece spoken on its own (the old way).
+  and with each piece spoken on its own (the old way); as the measure's reference on the same
+  renders, the ratio at words inside a piece (a phrase that goes on, no pause) and at the turn's end.
 """
 
 from __future__ import annotations
@@ -30,20 +32,28 @@ SR = 16000
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--tts", default="kokoro", choices=("espeak", "kokoro"))
-    ap.add_argument("--per-set", type=int, default=3)
+    ap.add_argument("--per-set", type=int, default=3, help="render cost and silences on this many test scenes per set (0: skip)")
     ap.add_argument("--pause-scenes", type=int, default=6)
     args = ap.parse_args(argv)
     os.environ["FDENV_CACHE_DIR"] = tempfile.mkdtemp(prefix="fdenv-bench-voices-")
 
-    from fdenv.render import Renderer, turn_clips, voice_map
-    from fdenv.render.prosody import end_f0_ratio, longest_inner_silence
-    from fdenv.scene import list_sets, load_set
+    from fdenv.render import Renderer
 
     r = Renderer(args.tts, SR)
     r.clip("Warm up.", r.voices[0])  # model load and graph edit are not part of the per-clip cost
+    if args.per_set > 0:
+        cost(r, args.tts, args.per_set)
+    pause_prosody(r, args.pause_scenes)
+
+
+def cost(r, tts: str, per_set: int) -> None:
+    from fdenv.render import turn_clips, voice_map
+    from fdenv.render.prosody import longest_inner_silence
+    from fdenv.scene import list_sets, load_set
+
     turns, chars = [], 0
     for name in list_sets():
-        for scene in load_set(name, "test")[: args.per_set]:
+        for scene in load_set(name, "test")[: per_set]:
             for pieces in turn_clips(scene, voice_map(scene, r)):
                 turns.append(([t for t, _ in pieces], pieces[0][1]))
                 chars += sum(len(t) for t, _ in pieces)
@@ -53,24 +63,39 @@ def main(argv=None) -> None:
     audio_s = sum(len(p.audio) for ps in rendered for p in ps) / SR
     gaps = [longest_inner_silence(p.audio, SR) for ps in rendered for p in ps]
     corpus = sum(len(t.spoken_text) for name in list_sets() for sc in load_set(name, "all") for t in sc.turns)
-    print(f"{args.tts}: {len(turns)} turns, {len(gaps)} clips, {audio_s:.0f} s of speech, {chars} characters")
+    print(f"{tts}: {len(turns)} turns, {len(gaps)} clips, {audio_s:.0f} s of speech, {chars} characters")
     print(f"  render: {wall:.1f} s wall ({wall / audio_s:.3f} x real time), {cpu:.1f} s CPU of this process "
           f"({cpu / audio_s:.3f} x real time)")
     print(f"  whole corpus ({corpus} characters, every split of every set): about "
           f"{corpus * wall / chars / 3600:.1f} h wall at this rate ({corpus * cpu / chars / 3600:.1f} h CPU)")
     print(f"  longest silence inside a clip: {max(gaps):.3f} s; clips over 0.25 s: {sum(g > 0.25 for g in gaps)}")
 
+
+def pause_prosody(r, n_scenes: int) -> None:
+    """End F0 / median F0 of the pieces before a pause (one piece, and each piece alone), and,
+    as the measure's reference on the same one-piece renders, of prefixes ending at a word inside
+    a piece (the phrase goes on, no pause, no punctuation) and of the turns' last pieces."""
+    from fdenv.render import turn_clips, voice_map
+    from fdenv.render.prosody import end_f0_ratio
+    from fdenv.scene import load_set
+
     one, alone = [], []
-    for scene in load_set("pause", "test")[: args.pause_scenes]:
+    inner, last = [], []
+    for scene in load_set("pause", "test")[:n_scenes]:
         for pieces in turn_clips(scene, voice_map(scene, r)):
             if len(pieces) < 2:
                 continue
             texts, voice = [t for t, _ in pieces], pieces[0][1]
-            one += [end_f0_ratio(p.audio, SR) for p in r.turn(texts, voice)[:-1]]
+            said = r.turn(texts, voice)
+            one += [end_f0_ratio(p.audio, SR) for p in said[:-1]]
             alone += [end_f0_ratio(r.clip(t, voice), SR) for t in texts[:-1]]
-    for label, v in (("one piece (the env)", one), ("each piece alone", alone)):
+            last.append(end_f0_ratio(said[-1].audio, SR))
+            inner += [end_f0_ratio(p.audio[: int(w.end * SR)], SR) for p in said for w in p.words[:-1]
+                      if w.end >= 0.8 and not w.text.endswith((",", ".", "?", "!", ";", ":"))]
+    for label, v in (("one piece (the env)", one), ("each piece alone", alone),
+                     ("reference: at a word inside a piece", inner), ("reference: the turn's end", last)):
         v = np.asarray(v)
-        print(f"  end F0 / median F0 before a pause, {label}: median {np.nanmedian(v):.2f}, "
+        print(f"  end F0 / median F0, {label}: median {np.nanmedian(v):.2f}, "
               f"10-90 % [{np.nanpercentile(v, 10):.2f}, {np.nanpercentile(v, 90):.2f}], "
               f"under 0.85: {int((v < 0.85).sum())} of {len(v)}")
 

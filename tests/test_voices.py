@@ -129,6 +129,36 @@ def test_kokoro_turns_voices_and_silences(tmp_path, monkeypatch):
     assert max(low) < 170 < 200 < min(high), f0
     values = sorted(f0.values())
     assert all(b / a > 1.02 for a, b in zip(values, values[1:])), f0
+    # a turn reaches the model as one phonemised sentence (see the next test)
+    seen, run = [], r.backend._run
+    monkeypatch.setattr(r.backend, "_run", lambda model, ph, voice: seen.append(ph) or run(model, ph, voice))
+    r.turn(["I'd like to travel to", "Prague next summer."], "kk02")
+    assert seen == [r.backend._load().tokenizer.phonemize("I'd like to travel to Prague next summer.", "en-us")]
+
+
+@pytest.mark.skipif(not _HAS_KOKORO, reason="kokoro extra not installed (pip install -e '.[kokoro]')")
+def test_kokoro_phonemises_the_words_before_a_pause_in_their_sentence():
+    """Spoken alone, "I'd like to travel to" ends an utterance: the phonemiser says its last "to"
+    in full, stressed (/tuː/); in the turn it keeps the sentence's weak form (/tə/). Where the
+    phonemiser joins two words across the boundary ("for a"), each piece keeps its own phonemes,
+    so the cut stays between words."""
+    from kokoro_onnx.tokenizer import Tokenizer
+
+    from fdenv.render.kokoro import _in_context
+
+    tok = Tokenizer()
+
+    def ph(text):
+        return tok.phonemize(text, "en-us").split()
+
+    pieces = ["I'd like to travel to", "Prague next summer."]
+    own = [ph(p) for p in pieces]
+    got = _in_context(ph(" ".join(pieces)), own)
+    assert own[0][-1] == "tuː" and got[0][-1] == "tə"
+    assert got[0][:-1] == own[0][:-1] and got[1] == own[1]
+    joined = ["a ticket for", "a friend."]
+    assert len(ph(" ".join(joined))) < sum(len(ph(p)) for p in joined)
+    assert _in_context(ph(" ".join(joined)), [ph(p) for p in joined]) == [ph(p) for p in joined]
 
 
 def test_names_the_phonemiser_says_wrongly_are_respelt_for_the_synthesiser_only(espeak):

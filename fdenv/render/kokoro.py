@@ -127,6 +127,7 @@ class KokoroBackend:
 
     name = "kokoro"
     sample_rate = SAMPLE_RATE
+    turn_version = "phonemes per turn"  # changes turns of several pieces only (see ``_in_context``)
 
     def __init__(self, speed: float = 1.0, lang: str = "en-us") -> None:
         _require()
@@ -202,6 +203,8 @@ class KokoroBackend:
         model = self._load()
         try:
             piece_ph = [model.tokenizer.phonemize(p, self.lang).split() for p in pieces]
+            if len(pieces) > 1:
+                piece_ph = _in_context(model.tokenizer.phonemize(" ".join(pieces), self.lang).split(), piece_ph)
         except (ValueError, RuntimeError) as e:
             raise TTSError(f"kokoro could not phonemise {' '.join(pieces)!r}: {e}") from e
         full = " ".join(w for ws in piece_ph for w in ws)
@@ -238,6 +241,21 @@ class KokoroBackend:
 
     def __repr__(self) -> str:
         return f"KokoroBackend(speed={self.speed:g}, lang={self.lang!r})"
+
+
+def _in_context(whole: list[str], piece_ph: list[list[str]]) -> list[list[str]]:
+    """The phoneme words of the whole turn, cut into its pieces by their own word counts. Spoken
+    alone, a piece ends an utterance for the phonemiser, which gives its last word clause-final
+    stress and strong forms ("to" /tuː/, a stressed "I"); in the turn's text the words before a
+    pause keep their forms inside the sentence. Where the phonemiser joined two words across a
+    piece boundary ("from the" is one phoneme word), the counts differ: each piece keeps its own."""
+    if len(whole) != sum(len(ph) for ph in piece_ph):
+        return piece_ph
+    out, k = [], 0
+    for ph in piece_ph:
+        out.append(whole[k : k + len(ph)])
+        k += len(ph)
+    return out
 
 
 def _to_text_words(words: list[str], spans: list[tuple[int, int]], count) -> list[tuple[int, int]]:

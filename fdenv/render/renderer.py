@@ -83,7 +83,8 @@ class Renderer:
     @property
     def version(self) -> str:
         """Back-end version and processing version, for records."""
-        return f"{self.backend.version}; processing {PROCESSING_VERSION}"
+        tag = getattr(self.backend, "turn_version", "")
+        return f"{self.backend.version}{f'; {tag}' if tag else ''}; processing {PROCESSING_VERSION}"
 
     @property
     def voices(self) -> tuple[str, ...]:
@@ -96,7 +97,8 @@ class Renderer:
                         f"{PROCESSING_VERSION}; say-as {_SAY_AS_ID}")
         if len(texts) == 1:
             return [base]
-        return [hashlib.sha256(f"{base}:{i}".encode()).hexdigest() for i in range(len(texts))]
+        tag = getattr(self.backend, "turn_version", "")  # a change that reaches turns of several pieces only
+        return [hashlib.sha256(f"{base}:{i}{tag}".encode()).hexdigest() for i in range(len(texts))]
 
     def key(self, text: str, voice: str) -> str:
         return self.turn_keys([text], voice)[0]
