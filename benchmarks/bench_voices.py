@@ -13,7 +13,8 @@ cache) at 16 kHz with the voice map's voices:
 - on the ``pause`` set's multi-piece turns: F0 over the last 300 ms of each piece before a
   ``[pause=S]`` over the piece's median F0, with the turn in one piece (as the env renders it)
   and with each piece spoken on its own (the old way); as the measure's reference on the same
-  renders, the ratio at words inside a piece (a phrase that goes on, no pause) and at the turn's end.
+  renders, the ratio at words inside a piece (a phrase that goes on, no pause) and at the end of
+  a turn that is a statement (where a final fall belongs).
 """
 
 from __future__ import annotations
@@ -74,7 +75,7 @@ def cost(r, tts: str, per_set: int) -> None:
 def pause_prosody(r, n_scenes: int) -> None:
     """End F0 / median F0 of the pieces before a pause (one piece, and each piece alone), and,
     as the measure's reference on the same one-piece renders, of prefixes ending at a word inside
-    a piece (the phrase goes on, no pause, no punctuation) and of the turns' last pieces."""
+    a piece (the phrase goes on, no pause, no punctuation) and of the turns' ends (statements)."""
     from fdenv.render import turn_clips, voice_map
     from fdenv.render.prosody import end_f0_ratio
     from fdenv.scene import load_set
@@ -89,11 +90,12 @@ def pause_prosody(r, n_scenes: int) -> None:
             said = r.turn(texts, voice)
             one += [end_f0_ratio(p.audio, SR) for p in said[:-1]]
             alone += [end_f0_ratio(r.clip(t, voice), SR) for t in texts[:-1]]
-            last.append(end_f0_ratio(said[-1].audio, SR))
+            if texts[-1].endswith("."):  # a statement's end: where a final fall belongs
+                last.append(end_f0_ratio(said[-1].audio, SR))
             inner += [end_f0_ratio(p.audio[: int(w.end * SR)], SR) for p in said for w in p.words[:-1]
                       if w.end >= 0.8 and not w.text.endswith((",", ".", "?", "!", ";", ":"))]
     for label, v in (("one piece (the env)", one), ("each piece alone", alone),
-                     ("reference: at a word inside a piece", inner), ("reference: the turn's end", last)):
+                     ("reference: at a word inside a piece", inner), ("reference: a statement's end", last)):
         v = np.asarray(v)
         print(f"  end F0 / median F0, {label}: median {np.nanmedian(v):.2f}, "
               f"10-90 % [{np.nanpercentile(v, 10):.2f}, {np.nanpercentile(v, 90):.2f}], "
