@@ -1,7 +1,7 @@
 """How well a small recogniser understands the simulated humans, per room preset.
 
     python benchmarks/bench_intelligibility.py [--tts kokoro] [--per-set 4] [--rooms all] [--asr tiny.en]
-    python benchmarks/bench_intelligibility.py --names [--rooms anechoic,office] [--max-requests 80]
+    python benchmarks/bench_intelligibility.py --names [--rooms anechoic,office] [--max-requests 80] [--name-free 120]
 
 For each room preset, the first ``--per-set`` test scenes of every shipped set are played with a
 silent assistant (``behaviour=paper``: no human talks over another, so each turn is heard on its
@@ -249,8 +249,8 @@ def main(argv=None) -> None:
                     "(e.g. pink), at the room's own SNR: to compare spectra")
     ap.add_argument("--names", action="store_true", help="the name rate on the requests of the test splits")
     ap.add_argument("--max-requests", type=int, default=None, help="--names: at most this many, evenly spaced")
-    ap.add_argument("--name-free", type=int, default=160,
-                    help="--names: at most this many turns without the name, for false alarms (default 160)")
+    ap.add_argument("--name-free", type=int, default=120,
+                    help="--names: at most this many turns without the name, for false alarms (default 120)")
     args = ap.parse_args(argv)
     rooms = PRESETS if args.rooms == "all" else tuple(args.rooms.split(","))
     if args.names:
