@@ -44,7 +44,8 @@ def main(argv=None) -> None:
     r.clip("Warm up.", r.voices[0])  # model load and graph edit are not part of the per-clip cost
     if args.per_set > 0:
         cost(r, args.tts, args.per_set)
-    pause_prosody(r, args.pause_scenes)
+    if args.pause_scenes > 0:
+        pause_prosody(r, args.pause_scenes)
 
 
 def cost(r, tts: str, per_set: int) -> None:
@@ -63,11 +64,15 @@ def cost(r, tts: str, per_set: int) -> None:
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     audio_s = sum(len(p.audio) for ps in rendered for p in ps) / SR
     gaps = [longest_inner_silence(p.audio, SR) for ps in rendered for p in ps]
-    corpus = sum(len(t.spoken_text) for name in list_sets() for sc in load_set(name, "all") for t in sc.turns)
+    from fdenv.cli.scenes import render_jobs
+
+    # what `fdenv-scenes render all` renders: every distinct turn once, the natural humans' own clips too
+    corpus = sum(len(t) for texts, _, _ in render_jobs(r, [sc for n in list_sets() for sc in load_set(n, "all")])
+                 for t in texts)
     print(f"{tts}: {len(turns)} turns, {len(gaps)} clips, {audio_s:.0f} s of speech, {chars} characters")
     print(f"  render: {wall:.1f} s wall ({wall / audio_s:.3f} x real time), {cpu:.1f} s CPU of this process "
           f"({cpu / audio_s:.3f} x real time)")
-    print(f"  whole corpus ({corpus} characters, every split of every set): about "
+    print(f"  whole corpus ({corpus} characters, distinct clips of every split of every set): about "
           f"{corpus * wall / chars / 3600:.1f} h wall at this rate ({corpus * cpu / chars / 3600:.1f} h CPU)")
     print(f"  longest silence inside a clip: {max(gaps):.3f} s; clips over 0.25 s: {sum(g > 0.25 for g in gaps)}")
 

@@ -175,17 +175,14 @@ def _list(args) -> int:
     return 0
 
 
-def _render_set(renderer, name: str, scenes) -> tuple[int, int, int, int]:
-    """Distinct clips of ``scenes``: how many, rendered now, on disk already, not writable to disk.
-    A clip this process holds in memory but the disk lacks is written, so the next process finds it."""
-    from tqdm import tqdm
-
+def render_jobs(renderer, scenes, keys: set[str] | None = None):
+    """``(texts, voice, keys)`` of every distinct turn ``scenes`` play (scripted turns and the
+    natural humans' own clips), each once; ``keys`` collects the piece keys seen."""
     from ..render import turn_clips, voice_map
     from ..sim.behaviour import unscripted_clips
 
-    keys: set[str] = set()
-    rendered = cached = unwritten = 0
-    for scene in tqdm(scenes, desc=name, unit="scene", leave=False, disable=None):  # no bar off a terminal
+    keys = set() if keys is None else keys
+    for scene in scenes:
         voices = voice_map(scene, renderer)
         extras = [(text, voice) for _, text, voice in unscripted_clips(scene, voices)]  # natural humans' own
         turns = [([t for t, _ in pieces], pieces[0][1]) for pieces in turn_clips(scene, voices)]
@@ -194,12 +191,24 @@ def _render_set(renderer, name: str, scenes) -> tuple[int, int, int, int]:
             if turn_keys[0] in keys:
                 continue
             keys.update(turn_keys)
-            if all(renderer.on_disk(k) for k in turn_keys):
-                cached += len(turn_keys)
-                continue
-            for piece in renderer.turn(texts, voice):
-                unwritten += not renderer.save(piece)  # the cache warned once why
-                rendered += 1
+            yield texts, voice, turn_keys
+
+
+def _render_set(renderer, name: str, scenes) -> tuple[int, int, int, int]:
+    """Distinct clips of ``scenes``: how many, rendered now, on disk already, not writable to disk.
+    A clip this process holds in memory but the disk lacks is written, so the next process finds it."""
+    from tqdm import tqdm
+
+    keys: set[str] = set()
+    rendered = cached = unwritten = 0
+    bar = tqdm(scenes, desc=name, unit="scene", leave=False, disable=None)  # no bar off a terminal
+    for texts, voice, turn_keys in render_jobs(renderer, bar, keys):
+        if all(renderer.on_disk(k) for k in turn_keys):
+            cached += len(turn_keys)
+            continue
+        for piece in renderer.turn(texts, voice):
+            unwritten += not renderer.save(piece)  # the cache warned once why
+            rendered += 1
     return len(keys), rendered, cached, unwritten
 
 
