@@ -5,6 +5,7 @@ Levels are in dB relative to an RMS of 1.0 ("dBFS" here: a full-scale sine is -3
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -72,23 +73,43 @@ def a_weighting_db(freqs) -> np.ndarray:
         return 20 * np.log10(ra) + _A_1KHZ_DB
 
 
+A_PAD_S = 0.25  # zero padding of the FFT filter: the weighting's impulse response has died away by then
+
+
+@functools.lru_cache(maxsize=16)
+def _a_gain(nfft: int, sample_rate: int) -> np.ndarray:
+    return 10 ** (a_weighting_db(np.fft.rfftfreq(nfft, 1.0 / sample_rate)) / 20)
+
+
 def a_weight(x: np.ndarray, sample_rate: int) -> np.ndarray:
     """``x`` (last axis: time) through the A-weighting magnitude response, zero phase (an FFT
-    filter over the whole signal: a level meter's weighting without its phase, which levels ignore)."""
+    filter over the whole signal: a level meter's weighting without its phase, which levels ignore),
+    padded by ``A_PAD_S`` so that the weighting's short ringing does not wrap around."""
     import scipy.fft as sfft
 
     x = np.asarray(x, dtype=np.float64)
     n = x.shape[-1]
     if n == 0:
         return x.copy()
-    nfft = sfft.next_fast_len(2 * n, real=True)  # padded: the weighting's short ringing does not wrap
-    gain = 10 ** (a_weighting_db(np.fft.rfftfreq(nfft, 1.0 / sample_rate)) / 20)
-    return sfft.irfft(sfft.rfft(x, n=nfft, axis=-1) * gain, n=nfft, axis=-1)[..., :n]
+    nfft = sfft.next_fast_len(n + round(A_PAD_S * sample_rate), real=True)
+    return sfft.irfft(sfft.rfft(x, n=nfft, axis=-1) * _a_gain(nfft, sample_rate), n=nfft, axis=-1)[..., :n]
 
 
 def rms_dba(x: np.ndarray, sample_rate: int) -> float:
-    """Long-term A-weighted level of ``x`` in dB re RMS 1 (``rms_db`` of ``a_weight(x)``)."""
-    return rms_db(a_weight(x, sample_rate))
+    """Long-term A-weighted level of ``x`` (1-D) in dB re RMS 1: the power of the weighted
+    spectrum (Parseval), without going back to samples; the same as ``rms_db(a_weight(x))`` up to
+    the weighting's ringing past the ends (a few ms of a signal seconds long)."""
+    import scipy.fft as sfft
+
+    x = np.asarray(x, dtype=np.float64)
+    n = x.size
+    if n == 0:
+        return float("-inf")
+    nfft = sfft.next_fast_len(n, real=True)
+    spec = np.abs(sfft.rfft(x, n=nfft)) ** 2 * _a_gain(nfft, sample_rate) ** 2
+    spec[1 : (nfft + 1) // 2] *= 2  # the bins that stand for two (positive and negative frequency)
+    p = float(spec.sum()) / (nfft * n)
+    return 10.0 * np.log10(p) if p > 0 else float("-inf")
 
 
 def active_speech_level_dba(x: np.ndarray, sample_rate: int) -> float:

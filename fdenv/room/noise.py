@@ -151,12 +151,19 @@ def power_shape(kind: str, freqs: np.ndarray, noise_dba: float | None = None) ->
     return s
 
 
+@lru_cache(maxsize=8)
+def _amplitude(kind: str, nfft: int, sr: int, noise_dba: float | None) -> np.ndarray:
+    """sqrt of ``power_shape`` on the ``nfft``-point real FFT's bins, float32 (read-only: shared)."""
+    amp = np.sqrt(power_shape(kind, np.fft.rfftfreq(nfft, 1.0 / sr), noise_dba)).astype(np.float32)
+    amp.setflags(write=False)
+    return amp
+
+
 def _shaped_spectra(kind: str, n_channels: int, nfft: int, sr: int, rng: np.random.Generator,
                     noise_dba: float | None = None) -> np.ndarray:
     """Spectra of ``n_channels`` independent Gaussian noises with the given power shape."""
-    freqs = np.fft.rfftfreq(nfft, 1.0 / sr)
-    amp = np.sqrt(power_shape(kind, freqs, noise_dba)).astype(np.float32)
-    F = len(freqs)
+    amp = _amplitude(kind, nfft, sr, noise_dba)
+    F = len(amp)
     z = np.empty((n_channels, F), dtype=np.complex64)
     z.real = rng.standard_normal((n_channels, F), dtype=np.float32)
     z.imag = rng.standard_normal((n_channels, F), dtype=np.float32)

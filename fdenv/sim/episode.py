@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import scipy.fft as sfft
 
 from ..record import EpisodeRecord, PlayedClip, PlayedTurn
 from ..scene.schema import Scene
@@ -39,6 +40,10 @@ BABBLE_TEXTS = (
     "They are planning a long walk along the river on Sunday.",
 )
 NOISE_BLOCK = 16  # frames of noise added to the microphone buffer at a time
+# The room's noise is made once per episode for this long and looped. Its length is an FFT length,
+# so the diffuse noise, synthesised circularly, joins itself without a seam; 30 s is longer than
+# most episodes, and making noise for the whole of a long one cost more than the rest of its reset.
+NOISE_LOOP_S = 30.0
 MIC_PEAK = 0.9  # what all talkers together plus the noises can reach at the microphones, at most
 
 
@@ -177,9 +182,9 @@ class Episode:
                for i, t in enumerate(scene.turns) for p, clip in enumerate(self.clips_audio[i])]
         level = active_speech_level_dba(np.concatenate(wet), sr) if spec.noise != "none" or spec.noise_sources else None
         if spec.noise not in ("none", "self") or spec.noise_sources:
-            # Noise for the scene's nominal length, looped past it (reactive episodes can run long).
-            nominal = sum(len(w) for w in wet) + int(sr * (10 + 6 * len(scene.turns)))
-            self.noise = room.noise(-(-nominal // N) * N, level, babble=lambda n, seed: _babble(renderer, n, seed))
+            # One loop of noise, played round and round (see NOISE_LOOP_S).
+            loop = sfft.next_fast_len(round(NOISE_LOOP_S * sr), real=True)
+            self.noise = room.noise(loop, level, babble=lambda n, seed: _babble(renderer, n, seed))
         if spec.noise != "none" and np.isfinite(level):  # every microphone hisses a little
             from ..room.noise import SELF_NOISE_DB, self_noise
 
