@@ -183,6 +183,18 @@ def test_silent_agent_meets_no_speech_and_the_table_counts_it():
     assert table["events"]["all"]["coverage"] == {"judged": 2, "of": 2, "judge": ["offline (behaviour-1)"], "missing": {}}
 
 
+def test_without_assistant_speech_the_fdb15_timing_does_not_depend_on_the_input():
+    """Why the silent agent's input VAD can be skipped: v1.5's rules need model speech for a stop
+    or a response, whatever the user track holds."""
+    from fdenv.score.overlap import fdb15_code_overlap
+
+    event = OverlapEvent("interruption", (), 6.0, 8.0, "wait", None, "the question")
+    user = [{"start": 16000 * 5, "end": 16000 * 9}]
+    none = {"stop_latency_s": None, "response_latency_s": None, "stop_interval": None, "response_interval": None}
+    assert fdb15_code_overlap(user, [], event) == fdb15_code_overlap([], [], event) == none
+    assert fdb15_code_overlap(user, [{"start": 16000 * 4, "end": 16000 * 7}], event)["stop_latency_s"] is not None
+
+
 def test_natural_listener_backchannels_are_not_the_event():
     scene = _scene("interruption")
     turns = [PlayedTurn("t0", "Ann", "final", 0.0, 3.0, "x"), PlayedTurn("bc0", "Ben", "bc", 4.0, 4.5, "yeah"),

@@ -213,8 +213,10 @@ class OverlapScorer:
         if "fdb15_code" in self.profiles and record.mic0 is not None:
             from ..audio import resample
 
-            user = vad.silero_default_samples(resample(record.mic0, record.sample_rate, vad.RATE))
             model = [] if silent else vad.silero_default_samples(audio)
+            # With no assistant speech, v1.5's rules find no stop and no response whatever the input
+            # holds: its VAD (the costliest part of scoring a silent agent) is skipped.
+            user = vad.silero_default_samples(resample(record.mic0, record.sample_rate, vad.RATE)) if model else []
             details["fdb15_code"] = {"user_vad": user, "model_vad": model}
             result["fdb15_code"] = _plain(fdb15_code_overlap(user, model, event))
         if not silent:
