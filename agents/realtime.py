@@ -190,9 +190,7 @@ class RemoteAgent(Agent):
         except Exception as e:  # noqa: BLE001 - a bad message must not hang the episode
             self._fail(f"{type(e).__name__} while reading from the server: {e}")
             return
-        code, reason = getattr(ws, "close_code", None), getattr(ws, "close_reason", None)
-        why = f" (code {code}{': ' + reason if reason else ''})" if code is not None else ""
-        self._fail(f"the server at {self.url} closed the connection{why}")
+        self._fail(f"the server at {self.url} closed the connection{_close_why(ws)}")
 
     async def _send_loop(self, ws):
         from websockets.exceptions import ConnectionClosed
@@ -203,8 +201,8 @@ class RemoteAgent(Agent):
                 if msg is None:
                     return
                 await ws.send(msg)
-        except ConnectionClosed:
-            self._fail(f"the server at {self.url} closed the connection while sending")
+        except ConnectionClosed:  # (the reader may not have seen the close yet: its reason, either way)
+            self._fail(f"the server at {self.url} closed the connection while sending{_close_why(ws)}")
         except Exception as e:  # noqa: BLE001
             self._fail(f"{type(e).__name__} while sending: {e}")
 
@@ -473,3 +471,9 @@ class RealtimeAgent(RemoteAgent):
 
     def _expecting(self) -> bool:
         return self._responding
+
+
+def _close_why(ws) -> str:
+    """`` (code 1011: reason)`` of a closed websocket, or ``""`` before its close is known."""
+    code, reason = getattr(ws, "close_code", None), getattr(ws, "close_reason", None)
+    return f" (code {code}{': ' + reason if reason else ''})" if code is not None else ""
