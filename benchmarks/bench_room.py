@@ -64,7 +64,7 @@ def main(argv=None) -> dict:
     import pyroomacoustics  # noqa: F401  (import cost is not preparation cost)
     import scipy.signal  # noqa: F401
 
-    from fdenv.room import active_speech_level_db, clear_caches
+    from fdenv.room import active_speech_level_dba, clear_caches
 
     rate, frame = args.rate, args.rate * 80 // 1000
     cfg = {"preset": args.room, "mics": args.mics, "echo_gain": args.echo_gain}
@@ -81,7 +81,7 @@ def main(argv=None) -> dict:
         _prepare(cfg, speakers, clips, 100 + r, rate)
         warm.append(time.perf_counter() - t)
 
-    level = active_speech_level_db(np.concatenate([w[0] for w in wet]), rate)
+    level = active_speech_level_dba(np.concatenate([w[0] for w in wet]), rate)
     t = time.perf_counter()
     room.noise(60 * rate, level, kind="pink", snr_db=15)
     noise_s = time.perf_counter() - t
