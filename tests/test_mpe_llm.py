@@ -298,9 +298,10 @@ def test_model_without_temperature_is_asked_again_without_it(make):
 # ------------------------------------------------------------------ a whole set, as YAML
 
 
-def _answers(repeat_first: bool = False):
+def _answers(repeat_first: bool = False, edit=None):
     """A faked API answering each request with a valid answer for the spec its prompt names;
-    ``repeat_first``: a scene's first answer reuses scene 0's sentences."""
+    ``repeat_first``: a scene's first answer reuses scene 0's sentences; ``edit(data, first)``:
+    changes an answer before it is sent (``first``: the conversation's first request)."""
     class Answers:
         def __init__(self):
             self.requests = []
@@ -311,7 +312,10 @@ def _answers(repeat_first: bool = False):
             content = body["messages"][0]["content"]
             spec = next(make_spec(i, 0) for i in range(50) if mpe_llm.user_prompt(make_spec(i, 0), mpe_llm.load_prompt()[1]) == content)
             first = len(body["messages"]) == 1
-            return reply(json.dumps(valid_answer(spec, tag=0 if repeat_first and first else None)))
+            data = valid_answer(spec, tag=0 if repeat_first and first else None)
+            if edit is not None:
+                edit(data, first)
+            return reply(json.dumps(data))
 
     return Answers()
 
@@ -354,21 +358,11 @@ def test_cli_claude_backend_checks_the_gold_facts(tmp_path, monkeypatch, capsys)
 
     from fdenv.cli.scenes import main as scenes_cli
 
-    class Plan:
-        def __init__(self):
-            self.requests = []
+    def wrong_facts_first(data, first):
+        if first:
+            data["request"]["gold_facts"] = ["15 euros"]  # the gold answer says 14
 
-        def __call__(self, request):
-            body = json.loads(request.content)
-            self.requests.append(body)
-            content = body["messages"][0]["content"]
-            spec = next(make_spec(i, 0) for i in range(5) if mpe_llm.user_prompt(make_spec(i, 0), mpe_llm.load_prompt()[1]) == content)
-            data = valid_answer(spec)
-            if len(body["messages"]) == 1:
-                data["request"]["gold_facts"] = ["15 euros"]  # the gold answer says 14
-            return reply(json.dumps(data))
-
-    server = Plan()
+    server = _answers(edit=wrong_facts_first)
     real = anthropic.Anthropic
     monkeypatch.setattr(anthropic, "Anthropic", lambda **kw: real(**{**kw, "http_client": httpx2.Client(
         transport=httpx2.MockTransport(server))}))
