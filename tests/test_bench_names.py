@@ -1,7 +1,7 @@
-"""The name-recognition benchmark (``benchmarks/bench_intelligibility.py --names``): its prompted
-recogniser is given the prompt the cascade assistant gives its own, and false alarms are counted
-on turns that do not say the name. Whisper and the room are replaced by stand-ins here; the
-benchmark itself runs the real ones."""
+"""The intelligibility benchmark (``benchmarks/bench_intelligibility.py``): word error rates are
+pooled over turns and seeds for each decoding; with ``--names`` its prompted recogniser is given
+the prompt the cascade assistant gives its own, and false alarms are counted on turns that do not
+say the name. Whisper is replaced by stand-ins here; the benchmark itself runs the real one."""
 
 import os
 
@@ -42,7 +42,6 @@ def test_the_prompted_recogniser_gets_the_cascades_prompt(bench, monkeypatch):
     assert heard.prompts and set(heard.prompts) == {"Nova is the assistant."}
 
     made = []
-    made = []
     monkeypatch.setattr(bench, "WhisperTranscriber",
                         lambda *a, **k: made.append(Recording(text="Nova, what time is it?")) or made[-1])
     hear = bench.recognisers("tiny.en")
@@ -77,3 +76,25 @@ def test_false_alarms_are_counted_on_name_free_turns_of_the_same_scenes(bench):
     assert res["respelt"]["alarms"] == [] and sum(v[1] for v in res["respelt"]["per"].values()) == 0
     with pytest.raises(ValueError, match="says the name"):
         bench.names("anechoic", "espeak", {"faithful": faithful}, [], req, audio=lambda sc, room, tts: sc)
+
+
+def test_word_error_rates_pool_turns_and_seeds_for_each_decoding(bench, monkeypatch):
+    from fdenv.score import asr
+
+    sc = scene([{"speaker": "Ann", "text": "Nova, what time is it?", "label": "T", "gold_answer": "noon",
+                       "addressee": "Nova"}],
+               kind="mpe", assistant_name="Nova")
+    seen = []
+
+    def fake(x, model=None, snap=True, decode=None):  # Whisper's decoding hears all, the scorer's two words
+        seen.append(decode)
+        assert x.size > 16000 * 0.5 and abs(x).max() > 0.01  # the turn's audio, cut from the microphone
+        text = "Nova, what time is it?" if decode == bench.DECODINGS["whisper"] else "what time"
+        return [asr.Word(w, 0.0, 0.1) for w in text.split()]
+
+    monkeypatch.setattr(asr, "transcribe", fake)
+    m = bench.measure("anechoic", "espeak", [sc], "tiny.en", seeds=(0, 1))
+    w, s = m["whisper"], m["scorer"]
+    assert (w["wer"], w["words"], w["requests"], w["name_rate"]) == (0.0, 10, 2, 1.0)
+    assert (s["wer"], s["words"], s["requests"], s["name_rate"]) == (pytest.approx(3 / 5), 10, 2, 0.0)
+    assert seen == [bench.DECODINGS["whisper"], bench.DECODINGS["scorer"]] * 2

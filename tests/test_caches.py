@@ -108,7 +108,7 @@ def test_asr_words_wrong_are_transcribed_again(tmp_path, monkeypatch):
     monkeypatch.setenv("FDENV_CACHE_DIR", str(tmp_path))
     calls = []
 
-    def fake_run(x, model, language):
+    def fake_run(x, model, language, args):
         calls.append(1)
         return [asr.Word("hello", 0.1, 0.4)]
 
@@ -191,3 +191,23 @@ def test_missing_verdicts_say_why_in_results_and_the_report_table(tmp_path):
     assert judged and all(r["relevance"] is None and "APIConnectionError" in r["judge_failure"] for r in judged)
     table = format_runs([run_summary(folder)])
     assert "judged 0/" in table and "APIConnectionError" in table
+
+
+def test_asr_decoding_overrides_reach_the_model_and_key_the_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("FDENV_CACHE_DIR", str(tmp_path))
+    seen = []
+
+    def fake_run(x, model, language, args):
+        seen.append(dict(args))
+        return [asr.Word("hi" if args["vad_filter"] else "hello", 0.1, 0.4)]
+
+    monkeypatch.setattr(asr, "_run", fake_run)
+    monkeypatch.setattr(asr, "model_id", lambda model=None: "fake")
+    x = np.full(16000, 0.1, np.float32)
+    assert asr.transcribe(x, snap=False)[0].text == "hi"
+    plain = {"vad_filter": False, "beam_size": 5}
+    assert asr.transcribe(x, snap=False, decode=plain)[0].text == "hello"  # not the cached "hi"
+    assert seen == [asr.DECODE, {**asr.DECODE, **plain}]
+    assert asr.transcribe(x, snap=False, decode=plain)[0].text == "hello" and len(seen) == 2  # its own cache entry
+    with pytest.raises(ValueError, match="beam"):
+        asr.transcribe(x, decode={"beams": 5})

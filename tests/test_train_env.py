@@ -280,11 +280,13 @@ def test_domain_randomisation_draws_every_room_and_noise():
     rng = np.random.default_rng(0)
     draws = [draw_room(rng, {}) for _ in range(600)]
     for key, field in (("rooms", "preset"), ("noise", "noise")):
-        counts = {v: sum(d[field] == v for d in draws) for v in RANDOMIZE[key]}
+        # a room with the preset's own noise carries no noise field (the preset's spectrum and SNR apply)
+        counts = {v: sum(d.get(field, "preset") == v for d in draws) for v in RANDOMIZE[key]}
         expect = 600 / len(counts)
         # binomial spread: every value within 5 standard deviations of its share
         assert all(abs(c - expect) < 5 * np.sqrt(expect) for c in counts.values()), counts
-    snr = np.array([d["snr_db"] for d in draws])
+    assert all(("noise" in d) == ("snr_db" in d) for d in draws)
+    snr = np.array([d["snr_db"] for d in draws if "snr_db" in d])
     assert snr.min() >= 5.0 and snr.max() <= 40.0 and abs(snr.mean() - 22.5) < 1.5
     with pytest.raises(ValueError, match="randomize: unknown keys"):
         draw_room(rng, {"room": ["office"]})
@@ -305,6 +307,10 @@ def test_randomised_env_sets_the_drawn_room_and_repeats_with_the_seed():
         np.testing.assert_array_equal(oa, ob)
         rooms.append(ia["room"]["preset"])
     assert set(rooms) <= {"office", "car_cabin"}
+    # the preset's own noise: the car's road noise at its A-weighted SNR, as a plain run has it
+    env = TurnTakingEnv(**{**kw, "randomize": {"rooms": ["car_cabin"], "noise": ["preset"]}})
+    _, info = env.reset(seed=0)
+    assert "noise" not in info["room"] and env.room.episode.room.spec.noise == "road"
     with pytest.raises(ValueError, match="microphone"):
         RoomEnv(scene=FINAL).reset(seed=0, options={"room": {"preset": "office", "mics": "circular4"}})
 

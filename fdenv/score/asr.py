@@ -166,13 +166,20 @@ def cache_dir() -> Path:
 
 
 def transcribe(audio16k, model: str | os.PathLike | None = None, offset: float = 0.0,
-               language: str | None = "en", cache: bool = True, snap: bool = True) -> list[Word]:
-    """Words of a 16 kHz mono float track, times in seconds plus ``offset``."""
+               language: str | None = "en", cache: bool = True, snap: bool = True,
+               decode: dict | None = None) -> list[Word]:
+    """Words of a 16 kHz mono float track, times in seconds plus ``offset``. ``decode`` overrides
+    some of ``DECODE``'s faster-whisper arguments (e.g. ``{"vad_filter": False, "beam_size": 5}``);
+    the scorer never passes it."""
     x = np.ascontiguousarray(np.asarray(audio16k, dtype=np.float32).reshape(-1))
     if x.size == 0 or not np.any(x):
         return []
     mid = model_id(model)
-    params = {**DECODE, "language": language, "v": CACHE_VERSION}
+    unknown = set(decode or ()) - set(DECODE)
+    if unknown:
+        raise ValueError(f"transcribe: decode keys {sorted(unknown)} are not decoding arguments; valid: {sorted(DECODE)}")
+    args = {**DECODE, **(decode or {})}
+    params = {**args, "language": language, "v": CACHE_VERSION}
     h = hashlib.sha256()
     h.update(x.tobytes())
     h.update(json.dumps({"model": mid, "params": params, "rate": RATE}, sort_keys=True).encode())
@@ -183,7 +190,7 @@ def transcribe(audio16k, model: str | os.PathLike | None = None, offset: float =
         got = load_json(path, key, lambda p: _check_words(p, len(x) / RATE))
         words = None if got is None else [Word(w[0], w[1], w[2]) for w in got]
     if words is None:
-        words = _run(x, model, language)
+        words = _run(x, model, language, args)
         if cache:
             save_json(path, key, [[w.text, w.start, w.end] for w in words], model=mid, params=params)
     if snap:
@@ -273,10 +280,10 @@ def _check_words(words, duration: float) -> str | None:
     return None
 
 
-def _run(x: np.ndarray, model, language) -> list[Word]:
+def _run(x: np.ndarray, model, language, args: dict) -> list[Word]:
     m = load(model)
     with _lock:
-        segs, _info = m.transcribe(x, language=language, **DECODE)
+        segs, _info = m.transcribe(x, language=language, **args)
         out: list[Word] = []
         for seg in segs:
             for w in seg.words or ():

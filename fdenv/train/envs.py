@@ -40,10 +40,11 @@ SETS = ("pause", "backchannel", "turn_taking", "interruption", "mpe")
 # first episodes in each a reset no longer pays the image-source simulation (0.1 s, a fifth of
 # one-process training time). 4 placements x 5 simulated presets x 4 talker counts (1, 2, 4, 5 in
 # the train sets) are 80 simulations per process, done within the first few hundred episodes.
-# ``geometries: null`` places the talkers anew every episode.
+# ``geometries: null`` places the talkers anew every episode. Noise ``preset``: the preset's own
+# noise (its sourced spectrum and A-weighted SNR, docs/rooms.md) instead of a drawn type and SNR.
 RANDOMIZE = {"rooms": ["anechoic", "office", "living_room", "kitchen", "meeting_room", "car_cabin"],
-             "noise": ["none", "white", "pink", "babble"], "snr_db": [5.0, 40.0], "echo_gain": [0.0, 1.0],
-             "geometries": 4}
+             "noise": ["preset", "none", "white", "pink", "babble"], "snr_db": [5.0, 40.0],
+             "echo_gain": [0.0, 1.0], "geometries": 4}
 
 
 def draw_room(rng, randomize: dict) -> dict:
@@ -57,6 +58,8 @@ def draw_room(rng, randomize: dict) -> dict:
             "noise": str(r["noise"][int(rng.integers(len(r["noise"])))])}
     room["snr_db"] = float(rng.uniform(*r["snr_db"]))
     room["echo_gain"] = float(rng.uniform(*r["echo_gain"]))
+    if room["noise"] == "preset":  # (the SNR is drawn all the same: the later draws stay where they were)
+        del room["noise"], room["snr_db"]
     return room
 
 
