@@ -15,11 +15,10 @@ Silero VAD filter, chosen for word times on the assistant's clean track: in loud
 drops speech before Whisper hears it). Both at temperature 0, so deterministic. The targets are
 read on Whisper's decoding. Word error rate: word-level edit distance over the reference
 words, both normalised as the judges normalise (``fdenv.score.text.normalise``: lower case, no
-punctuation, number words to digits), pooled over all turns. Name recognition: of the requests
-(turns addressed to the assistant that say its name), the share whose transcript holds the name
-after the same normalisation (exact token match). Prints a Markdown table; targets in the last column.
+punctuation, number words to digits), pooled over all turns and seeds. Prints a Markdown table
+with the targets.
 
-``--names``: the name rate alone, on every request of every test split (a turn addressed to the
+``--names``: the rate at which the assistant's name is recognised, on every request of every test split (a turn addressed to the
 assistant that says its name: ``T``, ``N4Q``, ``final``), each played as a scene of its own (the
 scene's speakers, so the same voice; one turn) in each room; per name and in all. Two recognisers
 hear the same audio: ``plain`` (the scorer's, no prompt) and ``prompted`` (the cascade assistant's
@@ -43,7 +42,6 @@ from fdenv_agents.cascade.asr import WhisperTranscriber, name_prompt  # noqa: E4
 
 PRESETS = ("anechoic", "office", "meeting_room", "living_room", "kitchen", "car_cabin")
 TARGET_WER = {"anechoic": 0.12, "car_cabin": 0.35}  # the others: 0.25
-TARGET_NAME = {"anechoic": 0.80, "office": 0.80}
 PRE_S, POST_S = 0.10, 0.25
 # faster-whisper arguments over the scorer's (``fdenv.score.asr.DECODE``): see the docstring
 DECODINGS = {"whisper": {"beam_size": 5, "vad_filter": False}, "scorer": {}}
@@ -80,24 +78,22 @@ def play(scene, room: str, tts: str, sr: int = 16000, seed: int = 0):
 
 
 def measure(room: str, tts: str, scene_list, asr: str, sr: int = 16000, seeds=(0,)) -> dict:
-    """Per decoding (``DECODINGS``): word error rate, words, requests and the name rate, pooled
-    over ``scene_list`` x ``seeds``; ``asr_s``: the recogniser's seconds, all decodings."""
+    """Per decoding (``DECODINGS``): word error rate and words, pooled over ``scene_list`` x
+    ``seeds``; ``asr_s``: the recogniser's seconds, all decodings."""
     from fdenv.score.asr import transcribe
     from fdenv.score.text import normalise
 
-    counts = {k: {"errors": 0, "words": 0, "named": 0, "heard": 0} for k in DECODINGS}
+    counts = {k: {"errors": 0, "words": 0} for k in DECODINGS}
     asr_s = 0.0
     for seed in seeds:
         for scene in scene_list:
             mic, turns = play(scene, room, tts, sr, seed)
-            name = " ".join(normalise(scene.assistant_name))
             starts = sorted(t.start for t in turns)
             for t in turns:
                 later = [s for s in starts if s > t.start + 1e-6]
                 stop = min(t.end + POST_S, (later[0] - 0.02) if later else t.end + POST_S)
                 x = mic[max(0, int((t.start - PRE_S) * sr)) : int(max(stop, t.end) * sr)]
                 ref = normalise(t.text)
-                request = t.addressee == scene.assistant_name and name in " ".join(ref)
                 for k, decode in DECODINGS.items():
                     c = time.perf_counter()
                     hyp = normalise(" ".join(w.text for w in transcribe(x, model=asr, snap=False, decode=decode)))
@@ -105,10 +101,7 @@ def measure(room: str, tts: str, scene_list, asr: str, sr: int = 16000, seeds=(0
                     n = counts[k]
                     n["errors"] += edit_distance(ref, hyp)
                     n["words"] += len(ref)
-                    n["named"] += request
-                    n["heard"] += request and name in " ".join(hyp)
-    return {"asr_s": asr_s, **{k: {"wer": n["errors"] / max(1, n["words"]), "words": n["words"], "requests": n["named"],
-                                   "name_rate": n["heard"] / n["named"] if n["named"] else float("nan")}
+    return {"asr_s": asr_s, **{k: {"wer": n["errors"] / max(1, n["words"]), "words": n["words"]}
                                for k, n in counts.items()}}
 
 
@@ -270,19 +263,16 @@ def main(argv=None) -> None:
         ap.error(f"--seeds: comma-separated integers, got {args.seeds!r}")
     print(f"{len(scene_list)} test scenes ({args.per_set} per set) x seeds {list(seeds)}, tts={args.tts}, "
           f"asr={args.asr}, behaviour=paper; decodings {DECODINGS}")
-    print("| room | WER | WER, scorer's decoding | target | words | name recognised | requests | target |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| room | WER | WER, scorer's decoding | target | words |")
+    print("|---|---|---|---|---|")
     for room in rooms:
         t = time.perf_counter()
         m = measure(room if args.noise is None else {"preset": room, "noise": args.noise}, args.tts, scene_list,
                     args.asr, seeds=seeds)
         w, sc = m["whisper"], m["scorer"]
         wer_t = TARGET_WER.get(room, 0.25)
-        name_t = TARGET_NAME.get(room)
         ok = "yes" if w["wer"] <= wer_t else "NO"
-        name_ok = "" if name_t is None else (" yes" if w["name_rate"] >= name_t else " NO")
-        print(f"| {room} | {w['wer']:.3f} | {sc['wer']:.3f} | <= {wer_t:.2f} {ok} | {w['words']} | "
-              f"{w['name_rate']:.0%} | {w['requests']} | {'' if name_t is None else f'>= {name_t:.0%}'}{name_ok} |"
+        print(f"| {room} | {w['wer']:.3f} | {sc['wer']:.3f} | <= {wer_t:.2f} {ok} | {w['words']} |"
               f"  <!-- {time.perf_counter() - t:.0f} s, asr {m['asr_s']:.0f} s -->", flush=True)
 
 
