@@ -209,5 +209,6 @@ def test_asr_decoding_overrides_reach_the_model_and_key_the_cache(tmp_path, monk
     assert asr.transcribe(x, snap=False, decode=plain)[0].text == "hello"  # not the cached "hi"
     assert seen == [asr.DECODE, {**asr.DECODE, **plain}]
     assert asr.transcribe(x, snap=False, decode=plain)[0].text == "hello" and len(seen) == 2  # its own cache entry
-    with pytest.raises(ValueError, match="beam"):
-        asr.transcribe(x, decode={"beams": 5})
+    for bad in ({"beams": 5}, {"word_timestamps": False}):
+        with pytest.raises(ValueError, match="cannot be overridden; valid: .*beam_size"):
+            asr.transcribe(x, decode=bad)

@@ -1,9 +1,11 @@
 """Word timings of the assistant track with faster-whisper (SPEC 5.2).
 
 ``transcribe(audio16k, model="tiny.en")`` returns ``[Word(text, start, end), ...]`` with times in
-seconds from the start of the given audio, plus ``offset``. Always ``word_timestamps=True`` and
-``vad_filter=True`` (without the filter Whisper hallucinates on gappy audio), greedy decoding at
-temperature 0 so that transcripts are deterministic.
+seconds from the start of the given audio, plus ``offset``. The scorer decodes with ``DECODE``:
+``word_timestamps=True`` and ``vad_filter=True`` (without the filter Whisper hallucinates on gappy
+audio), greedy decoding at temperature 0 so that transcripts are deterministic. A measurement may
+override some of it (``decode``; the intelligibility benchmark decodes cut turns without the
+filter, with 5 beams); word timestamps stay on.
 
 Word edges. Whisper's word times come from cross-attention and snap to the VAD chunks it was fed:
 with faster-whisper's default ``speech_pad_ms=400`` a first word starts up to 0.4 s before its
@@ -175,9 +177,10 @@ def transcribe(audio16k, model: str | os.PathLike | None = None, offset: float =
     if x.size == 0 or not np.any(x):
         return []
     mid = model_id(model)
-    unknown = set(decode or ()) - set(DECODE)
+    valid = sorted(set(DECODE) - {"word_timestamps"})  # the words are what transcribe returns
+    unknown = set(decode or ()) - set(valid)
     if unknown:
-        raise ValueError(f"transcribe: decode keys {sorted(unknown)} are not decoding arguments; valid: {sorted(DECODE)}")
+        raise ValueError(f"transcribe: decode keys {sorted(unknown)} cannot be overridden; valid: {valid}")
     args = {**DECODE, **(decode or {})}
     params = {**args, "language": language, "v": CACHE_VERSION}
     h = hashlib.sha256()
