@@ -47,7 +47,7 @@ def test_cache_hit_and_offset(tmp_path, monkeypatch):
     monkeypatch.setenv("FDENV_CACHE_DIR", str(tmp_path))
     calls = []
 
-    def fake_run(x, model, language):
+    def fake_run(x, model, language, args):
         calls.append(len(x))
         return [Word("hi", 0.5, 0.8)]
 

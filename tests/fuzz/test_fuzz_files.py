@@ -92,7 +92,7 @@ def test_vad_and_asr_cache_files(kind, blob, reseal):
         old = os.environ.get("FDENV_CACHE_DIR")
         os.environ["FDENV_CACHE_DIR"] = d
         real_run = asr._run
-        asr._run = lambda x, model, language: [asr.Word("hi", 0.3, 0.6)]
+        asr._run = lambda x, model, language, args: [asr.Word("hi", 0.3, 0.6)]
         real_id = asr.model_id
         asr.model_id = lambda model=None: "fake"
         try:
