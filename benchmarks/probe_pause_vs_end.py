@@ -1,12 +1,12 @@
 """Can a microphone-only policy tell a mid-turn pause from a turn's end, a few frames into the silence?
 
-    python benchmarks/probe_pause_vs_end.py [--frames 12] [--rooms anechoic | randomized]
+    python benchmarks/probe_pause_vs_end.py [--frames 12] [--rooms anechoic | randomized] [--after 3,4,5]
 
 A diagnostic for when-to-speak training (docs/training.md). It plays the train and validation
 splits of the ``pause`` and ``turn_taking`` sets through ``fdenv/WhenToSpeak-v0`` with a silent
 assistant (espeak voices, natural humans, the features ``fdenv-train`` uses: log-mel against the
 running noise floor plus the assistant's own playback) and keeps the observation 3, 4 and 5
-frames (0.24-0.40 s) after a user's speech stops: a *pause* when the user's ``pause`` turn goes
+frames (0.24-0.40 s; ``--after``) after a user's speech stops: a *pause* when the user's ``pause`` turn goes
 on, an *end* when the turn is over. A small classifier (the last ``--frames`` feature frames, one
 hidden layer of 64, trained on the train split) then scores the validation split. Its ROC AUC and
 the share of pause frames it would speak in at a given share of ends answered estimate what a
@@ -27,13 +27,13 @@ import numpy as np
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-AFTER = (3, 4, 5)  # frames of silence after the user's speech at which the observation is kept
+AFTER = (3, 4, 5)  # default frames of silence after the user's speech at which the observation is kept
 ROOMS = {"anechoic": None,
          "randomized": {"rooms": ["office", "living_room", "kitchen", "car_cabin"], "echo_gain": [0.0, 0.0],
                         "noise": ["none", "white", "pink", "babble"]}}
 
 
-def collect(split: str, randomize) -> tuple[np.ndarray, np.ndarray]:
+def collect(split: str, randomize, after=AFTER) -> tuple[np.ndarray, np.ndarray]:
     """(observations, 1 = the turn has ended / 0 = a pause) over the split's pause and turn-taking scenes."""
     from fdenv.train.envs import TurnTakingEnv
 
@@ -51,7 +51,7 @@ def collect(split: str, randomize) -> tuple[np.ndarray, np.ndarray]:
                 quiet, last = 0, lab["turn"]
                 continue
             quiet += 1
-            if quiet not in AFTER or last is None or last["id"] is None:
+            if quiet not in after or last is None or last["id"] is None:
                 continue
             cur = lab["turn"]
             if cur["id"] == last["id"] and cur["label"] == "pause":
@@ -101,12 +101,19 @@ def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--frames", type=int, default=12, help="feature frames the classifier sees (default 12: 0.96 s)")
     ap.add_argument("--rooms", default="anechoic", choices=sorted(ROOMS))
+    ap.add_argument("--after", default="3,4,5", help="frames of silence (80 ms each) at which to ask (default 3,4,5)")
     args = ap.parse_args(argv)
     if not 1 <= args.frames <= 24:
         ap.error(f"--frames must be in 1..24 (the observation's history), got {args.frames}")
-    train, val = (collect(split, ROOMS[args.rooms]) for split in ("train", "val"))
+    try:
+        after = tuple(int(a) for a in args.after.split(","))
+    except ValueError:
+        ap.error(f"--after: comma-separated frame counts, got {args.after!r}")
+    if min(after) < 1:
+        ap.error(f"--after: frame counts start at 1, got {args.after!r}")
+    train, val = (collect(split, ROOMS[args.rooms], after) for split in ("train", "val"))
     score, y = probe(train, val, args.frames), val[1]
-    print(f"rooms={args.rooms}, {args.frames} frames; train {len(train[1])} observations "
+    print(f"rooms={args.rooms}, {args.frames} frames, asked {[round(a * 0.08, 2) for a in after]} s into the silence; train {len(train[1])} observations "
           f"({int(train[1].sum())} ends), validation {len(y)} ({int(y.sum())} ends)")
     print(f"ROC AUC {roc_auc(score, y):.3f}")
     for tpr in (0.80, 0.90, 0.95):
