@@ -1,10 +1,13 @@
 """Can a microphone-only policy tell a mid-turn pause from a turn's end, a few frames into the silence?
 
     python benchmarks/probe_pause_vs_end.py [--frames 12] [--rooms anechoic | randomized] [--after 3,4,5]
+                                            [--tts espeak | kokoro]
 
 A diagnostic for when-to-speak training (docs/training.md). It plays the train and validation
 splits of the ``pause`` and ``turn_taking`` sets through ``fdenv/WhenToSpeak-v0`` with a silent
-assistant (espeak voices, natural humans, the features ``fdenv-train`` uses: log-mel against the
+assistant (espeak voices, as in training, or Kokoro's with ``--tts kokoro``, which wants the two
+sets' train and val clips rendered first: ``fdenv-scenes render <set> --split train --tts
+kokoro``; natural humans, the features ``fdenv-train`` uses: log-mel against the
 running noise floor plus the assistant's own playback) and keeps the observation 3, 4 and 5
 frames (0.24-0.40 s; ``--after``) after a user's speech stops: a *pause* when the user's ``pause`` turn goes
 on, an *end* when the turn is over. A small classifier (the last ``--frames`` feature frames, one
@@ -33,11 +36,11 @@ ROOMS = {"anechoic": None,
                         "noise": ["none", "white", "pink", "babble"]}}
 
 
-def collect(split: str, randomize, after=AFTER) -> tuple[np.ndarray, np.ndarray]:
+def collect(split: str, randomize, after=AFTER, tts: str = "espeak") -> tuple[np.ndarray, np.ndarray]:
     """(observations, 1 = the turn has ended / 0 = a pause) over the split's pause and turn-taking scenes."""
     from fdenv.train.envs import TurnTakingEnv
 
-    env = TurnTakingEnv(scene_sets=["pause", "turn_taking"], split=split, teacher=False, randomize=randomize,
+    env = TurnTakingEnv(scene_sets=["pause", "turn_taking"], split=split, teacher=False, randomize=randomize, tts=tts,
                         features={"history": 24, "normalise": "floor", "playback": True})
     xs, ys = [], []
     for i, sc in enumerate(env.room.scenes):
@@ -102,6 +105,7 @@ def main(argv=None) -> None:
     ap.add_argument("--frames", type=int, default=12, help="feature frames the classifier sees (default 12: 0.96 s)")
     ap.add_argument("--rooms", default="anechoic", choices=sorted(ROOMS))
     ap.add_argument("--after", default="3,4,5", help="frames of silence (80 ms each) at which to ask (default 3,4,5)")
+    ap.add_argument("--tts", default="espeak", choices=("espeak", "kokoro"))
     args = ap.parse_args(argv)
     if not 1 <= args.frames <= 24:
         ap.error(f"--frames must be in 1..24 (the observation's history), got {args.frames}")
@@ -111,9 +115,11 @@ def main(argv=None) -> None:
         ap.error(f"--after: comma-separated frame counts, got {args.after!r}")
     if min(after) < 1:
         ap.error(f"--after: frame counts start at 1, got {args.after!r}")
-    train, val = (collect(split, ROOMS[args.rooms], after) for split in ("train", "val"))
+    train, val = (collect(split, ROOMS[args.rooms], after, args.tts) for split in ("train", "val"))
     score, y = probe(train, val, args.frames), val[1]
-    print(f"rooms={args.rooms}, {args.frames} frames, asked {[round(a * 0.08, 2) for a in after]} s into the silence; train {len(train[1])} observations "
+    asked = [round(a * 0.08, 2) for a in after]
+    print(f"tts={args.tts}, rooms={args.rooms}, {args.frames} frames, asked {asked} s into the silence; "
+          f"train {len(train[1])} observations "
           f"({int(train[1].sum())} ends), validation {len(y)} ({int(y.sum())} ends)")
     print(f"ROC AUC {roc_auc(score, y):.3f}")
     for tpr in (0.80, 0.90, 0.95):
