@@ -18,8 +18,8 @@ words, both normalised as the judges normalise (``fdenv.score.text.normalise``: 
 punctuation, number words to digits), pooled over all turns and seeds. Prints a Markdown table
 with the targets.
 
-``--names``: the rate at which the assistant's name is recognised, on every request of every test split (a turn addressed to the
-assistant that says its name: ``T``, ``N4Q``, ``final``), each played as a scene of its own (the
+``--names``: the rate at which the assistant's name is recognised, on every request of every test
+split (a turn addressed to the assistant that says its name: ``T``, ``N4Q``, ``final``), each played as a scene of its own (the
 scene's speakers, so the same voice; one turn) in each room; per name and in all. Two recognisers
 hear the same audio: ``plain`` (the scorer's, no prompt) and ``prompted`` (the cascade assistant's
 recogniser with its own initial prompt, ``fdenv_agents.cascade.asr.name_prompt``: the name as a
