@@ -19,13 +19,14 @@ punctuation, number words to digits), pooled over all turns and seeds. Prints a 
 with the targets.
 
 ``--names``: the rate at which the assistant's name is recognised, on every request of every test
-split (a turn addressed to the assistant that says its name: ``T``, ``N4Q``, ``final``), each played as a scene of its own (the
-scene's speakers, so the same voice; one turn) in each room; per name and in all. Two recognisers
-hear the same audio: ``plain`` (the scorer's, no prompt) and ``prompted`` (the cascade assistant's
-recogniser with its own initial prompt, ``fdenv_agents.cascade.asr.name_prompt``: the name as a
-keyword). False alarms: of the turns of the same scenes that do not say the name (``--name-free``
-of them, evenly spaced), the share whose transcript holds it. The name is matched as whole words
-after normalisation (no other spelling counts).
+split (a turn addressed to the assistant that says its name: ``T``, ``N4Q``, ``final``), each played
+as a scene of its own (the scene's speakers, so the same voice; one turn) in each room; per name and
+in all. Two recognisers hear the same audio: ``plain`` (the scorer's, no prompt) and ``prompted``
+(the cascade assistant's recogniser with its own initial prompt,
+``fdenv_agents.cascade.asr.name_prompt``: the name as a keyword). False alarms: of the turns of the
+same scenes that do not say the name (``--name-free`` of them, evenly spaced), the share whose
+transcript holds it. The name is matched as whole words after normalisation (no other spelling
+counts).
 """
 
 from __future__ import annotations
