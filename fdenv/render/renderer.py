@@ -81,9 +81,15 @@ class Renderer:
         return self.backend.name
 
     @property
+    def _turn_version(self) -> str:
+        """The back end's version of how it speaks turns of several pieces ("" if it has none): a
+        change that reaches those turns only, so one-piece clips keep their cache keys."""
+        return getattr(self.backend, "turn_version", "")
+
+    @property
     def version(self) -> str:
         """Back-end version and processing version, for records."""
-        tag = getattr(self.backend, "turn_version", "")
+        tag = self._turn_version
         return f"{self.backend.version}{f'; {tag}' if tag else ''}; processing {PROCESSING_VERSION}"
 
     @property
@@ -97,8 +103,7 @@ class Renderer:
                         f"{PROCESSING_VERSION}; say-as {_SAY_AS_ID}")
         if len(texts) == 1:
             return [base]
-        tag = getattr(self.backend, "turn_version", "")  # a change that reaches turns of several pieces only
-        return [hashlib.sha256(f"{base}:{i}{tag}".encode()).hexdigest() for i in range(len(texts))]
+        return [hashlib.sha256(f"{base}:{i}{self._turn_version}".encode()).hexdigest() for i in range(len(texts))]
 
     def key(self, text: str, voice: str) -> str:
         return self.turn_keys([text], voice)[0]
