@@ -109,16 +109,13 @@ class EchoPath:
         y = self._next(frame)
         return self._zeros.copy() if y is None else np.ascontiguousarray(y, dtype=np.float32)
 
-    def add_to(self, frame: np.ndarray, out: np.ndarray, nonzero: bool = False) -> bool:
-        """``push``, adding the echo into ``out`` ``(n_mics, N)`` in place (nothing to add while
-        the echo is silent): the env's step, without a copy or a pass over zeros. ``nonzero``:
-        the caller knows that the frame has a non-zero sample (saves looking). Returns whether
-        anything was added."""
+    def added(self, frame: np.ndarray, mic: np.ndarray, nonzero: bool = False) -> np.ndarray | None:
+        """``mic + push(frame)`` as a new ``(n_mics, N)`` array, or None while the echo is silent
+        (``mic`` is then what the microphones hear): the env's step, in one pass and without a pass
+        over zeros. ``nonzero``: the caller knows that the frame has a non-zero sample (saves
+        looking)."""
         y = self._next(frame, nonzero)
-        if y is None:
-            return False
-        out += y
-        return True
+        return None if y is None else np.add(mic, y)
 
     def _next(self, frame: np.ndarray, nonzero: bool = False) -> np.ndarray | None:
         """The echo during the frame ``frame`` plays (a view), or None when it is all zero."""

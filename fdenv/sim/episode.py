@@ -200,6 +200,12 @@ class Episode:
         self.noise_peak = sum(float(abs_peak(x)) for x in (self.noise, self.self_noise) if x is not None)
         peak = sum(self.talker_peaks.values()) + self.noise_peak
         self.mic_gain = np.float32(min(1.0, MIC_PEAK / peak)) if peak > 0 else np.float32(1.0)
+        if self.noise is not None and self.self_noise is not None and self.noise.shape[1] % self.self_noise.shape[1] == 0:
+            # One loop of both noises (the self-noise's loop tiles the room's): the steps then add
+            # one noise block instead of two.
+            merged = self.noise.copy()  # (the room's noise may be cached)
+            merged.reshape(merged.shape[0], -1, self.self_noise.shape[1])[...] += self.self_noise[:, None, :]
+            self.noise, self.self_noise = merged, None
 
     # ---- the frame loop ---------------------------------------------------------------------
     def start(self) -> tuple[np.ndarray, dict]:
@@ -247,22 +253,27 @@ class Episode:
             self._place_new()
         N = self.frame_samples
         mic = self.mic[:, j * N : (j + 1) * N]
-        echo = False
-        if self.room is not None:  # the echo of the assistant's frame j (in place), and noise
-            echo = self.echo.add_to(frame, mic, nonzero=det.energy > 0.0)
+        obs = None
+        if self.room is not None:  # noise, then the echo of the assistant's frame j
             if self._noise_to <= j * N and (self.noise is not None or self.self_noise is not None):
                 self._add_noise(j * N)
-            if self.mic_gain != 1.0:
-                mic *= self.mic_gain
+            obs = self.echo.added(frame, mic, nonzero=det.energy > 0.0)
+        echo = obs is not None
+        if obs is None:  # (contiguous: checked faster than the buffer's frame, whose rows lie apart)
+            obs = mic.copy()
+        if self.mic_gain != 1.0:
+            obs *= self.mic_gain
         check = echo
         if self._hot:
             self._hot = [h for h in self._hot if h[1] > j * N]
             check = check or any(a < (j + 1) * N for a, _ in self._hot)
-        obs = mic.copy()  # (contiguous: checked faster than the buffer's frame, whose rows lie apart)
         if check and not abs_peak(obs) <= 1.0:  # counted: levels are meant never to clip
             self.mic_clipped += int(np.count_nonzero(np.abs(obs) > 1.0))
             _clip(obs, -1.0, 1.0, out=obs)
-            mic[...] = obs
+        if echo or self.mic_gain != 1.0 or check:
+            # Only microphone 0 is kept (the record's track); the other rows of the buffer are
+            # never read again, so they keep the humans and noise alone.
+            mic[0] = obs[0]
         labels = self.labeler.frame(j, active, onset)
         if self.doa is not None:
             labels["doa"] = dict(self.doa)  # fresh per step: users keep what they get
