@@ -1,7 +1,7 @@
 """Can a microphone-only policy tell a mid-turn pause from a turn's end, a few frames into the silence?
 
     python benchmarks/probe_pause_vs_end.py [--frames 12] [--rooms anechoic | randomized] [--after 3,4,5]
-                                            [--tts espeak | kokoro]
+                                            [--tts espeak | kokoro] [--lexical]
 
 A diagnostic for when-to-speak training (docs/training.md). It plays the train and validation
 splits of the ``pause`` and ``turn_taking`` sets through ``fdenv/WhenToSpeak-v0`` with a silent
@@ -15,6 +15,14 @@ hidden layer of 64, trained on the train split) then scores the validation split
 the share of pause frames it would speak in at a given share of ends answered estimate what a
 policy deciding that early can reach with these features, whatever it is trained with: a pause
 turn holds one or two pauses, so its pause take-over rate would be at least about that share.
+
+``--lexical``: the same question with words. At the first ``--after`` frame of each silence the
+last ``LEXICAL_S`` seconds of microphone 0 are transcribed (Whisper tiny.en, greedy, no
+voice-activity filter: a streaming recogniser's partial transcript as the assistant could have
+it then; microphone 0 as the observations gave it), and two more classifiers are trained on the
+train split: one on the transcript's ending alone (``lexical_features``: its last two words,
+hashed, whether the last is a function word, and its final punctuation; logistic regression), one
+on the acoustic frames and those features together. The three are printed side by side.
 
 ``--rooms randomized``: every episode in a room drawn as in training (office, living room,
 kitchen, car cabin; white, pink, babble or no noise at 5-40 dB SNR; the echo path off, as the
@@ -30,22 +38,33 @@ import numpy as np
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
+LEXICAL_S = 5.0  # seconds of microphone 0 transcribed for --lexical
+HASH_BINS = 256  # buckets of each hashed word feature
+PUNCT = ("?", ".", "!", ",", "-")  # final punctuation classes (besides none)
+# English closed-class words that rarely end a sentence (articles, prepositions, conjunctions,
+# auxiliaries, subject pronouns, fillers): a cue that holds for words never seen in training.
+FUNCTION_WORDS = frozenset("""a an the this these those my your his her our their some any every each no
+to of in on at for with from by about into onto over under between after before through during without
+and or but because so if when while although though than which who whose where how why
+is are was were be been am do does did have has had can could will would shall should may might must
+i you he she we they um uh hmm er like very really just not""".split())
 AFTER = (3, 4, 5)  # default frames of silence after the user's speech at which the observation is kept
 ROOMS = {"anechoic": None,
          "randomized": {"rooms": ["office", "living_room", "kitchen", "car_cabin"], "echo_gain": [0.0, 0.0],
                         "noise": ["none", "white", "pink", "babble"]}}
 
 
-def collect(split: str, randomize, after=AFTER, tts: str = "espeak") -> tuple[np.ndarray, np.ndarray]:
-    """(observations, 1 = the turn has ended / 0 = a pause) over the split's pause and turn-taking scenes."""
+def collect(split: str, randomize, after=AFTER, tts: str = "espeak", lexical: bool = False):
+    """(observations, 1 = the turn has ended / 0 = a pause, transcripts) over the split's pause and
+    turn-taking scenes; the transcripts (``lexical``: see the module docstring) are None otherwise."""
     from fdenv.train.envs import TurnTakingEnv
 
     env = TurnTakingEnv(scene_sets=["pause", "turn_taking"], split=split, teacher=False, randomize=randomize, tts=tts,
                         features={"history": 24, "normalise": "floor", "playback": True})
-    xs, ys = [], []
+    xs, ys, texts = [], [], []
     for i, sc in enumerate(env.room.scenes):
         env.reset(seed=i, options={"scene": sc.id})
-        last, quiet, done = None, 0, False
+        last, quiet, done, text = None, 0, False, None
         while not done:
             obs, _, term, trunc, info = env.step(0)
             done = term or trunc
@@ -54,6 +73,8 @@ def collect(split: str, randomize, after=AFTER, tts: str = "espeak") -> tuple[np
                 quiet, last = 0, lab["turn"]
                 continue
             quiet += 1
+            if lexical and quiet == min(after):
+                text = partial_transcript(env.room.episode)
             if quiet not in after or last is None or last["id"] is None:
                 continue
             cur = lab["turn"]
@@ -64,8 +85,39 @@ def collect(split: str, randomize, after=AFTER, tts: str = "espeak") -> tuple[np
             else:
                 continue
             xs.append(obs.copy())
+            texts.append(text)
     env.close()
-    return np.stack(xs), np.array(ys)
+    return np.stack(xs), np.array(ys), texts if lexical else None
+
+
+def partial_transcript(episode) -> str:
+    """What Whisper tiny.en makes of the last ``LEXICAL_S`` seconds at microphone 0, up to now."""
+    from fdenv.score.asr import transcribe
+
+    end = (episode.k + 1) * episode.frame_samples
+    x = episode.mic[0, max(0, end - int(LEXICAL_S * episode.sample_rate)) : end]
+    return " ".join(w.text for w in transcribe(x, model="tiny.en", snap=False, decode={"vad_filter": False}))
+
+
+def lexical_features(text: str) -> np.ndarray:
+    """The ending of a transcript as a vector: its last word, the two last words together (each
+    hashed into ``HASH_BINS`` buckets, lower case, no punctuation), its final punctuation mark
+    (``PUNCT`` or none), whether its last word is a function word (``FUNCTION_WORDS``) and
+    whether it is empty."""
+    import zlib
+
+    words = text.split()
+    bare = [w.strip(".,?!-\"'").lower() for w in words]
+    v = np.zeros(2 * HASH_BINS + len(PUNCT) + 3, np.float32)
+    if not words:
+        v[-1] = 1.0
+        return v
+    v[-2] = float(bare[-1] in FUNCTION_WORDS)
+    v[zlib.crc32(bare[-1].encode()) % HASH_BINS] = 1.0
+    v[HASH_BINS + zlib.crc32(" ".join(bare[-2:]).encode()) % HASH_BINS] = 1.0
+    mark = words[-1][-1]
+    v[2 * HASH_BINS + (PUNCT.index(mark) if mark in PUNCT else len(PUNCT))] = 1.0
+    return v
 
 
 def roc_auc(score: np.ndarray, y: np.ndarray) -> float:
@@ -76,18 +128,21 @@ def roc_auc(score: np.ndarray, y: np.ndarray) -> float:
     return float((rank[pos].sum() - pos.sum() * (pos.sum() + 1) / 2) / (pos.sum() * (~pos).sum()))
 
 
-def probe(train, val, frames: int, seed: int = 0) -> np.ndarray:
-    """Validation scores of a one-hidden-layer classifier trained on ``train``."""
+def probe(train, val, frames: int, seed: int = 0, hidden: int = 64) -> np.ndarray:
+    """Validation scores of a one-hidden-layer classifier trained on ``train`` (``(x, y)``; ``x``:
+    observations ``(n, history, features)`` of which the last ``frames`` are used, or ready
+    vectors ``(n, d)``); ``hidden=0``: logistic regression."""
     import torch
 
     (xt, yt), (xv, _) = train, val
-    flat = lambda x: torch.tensor(x[:, -frames:, :].reshape(len(x), -1), dtype=torch.float32)  # noqa: E731
+    flat = lambda x: torch.tensor(x[:, -frames:, :].reshape(len(x), -1) if x.ndim == 3 else x,  # noqa: E731
+                                  dtype=torch.float32)
     xt, xv = flat(xt), flat(xv)
     mu, sd = xt.mean(0), xt.std(0) + 1e-3
     xt, xv = (xt - mu) / sd, (xv - mu) / sd
     torch.manual_seed(seed)
-    net = torch.nn.Sequential(torch.nn.Linear(xt.shape[1], 64), torch.nn.ReLU(), torch.nn.Dropout(0.3),
-                              torch.nn.Linear(64, 1))
+    net = (torch.nn.Sequential(torch.nn.Linear(xt.shape[1], hidden), torch.nn.ReLU(), torch.nn.Dropout(0.3),
+                               torch.nn.Linear(hidden, 1)) if hidden else torch.nn.Linear(xt.shape[1], 1))
     opt = torch.optim.Adam(net.parameters(), 1e-3, weight_decay=1e-2)
     target = torch.tensor(yt, dtype=torch.float32)
     for _ in range(300):  # full batch
@@ -106,6 +161,7 @@ def main(argv=None) -> None:
     ap.add_argument("--rooms", default="anechoic", choices=sorted(ROOMS))
     ap.add_argument("--after", default="3,4,5", help="frames of silence (80 ms each) at which to ask (default 3,4,5)")
     ap.add_argument("--tts", default="espeak", choices=("espeak", "kokoro"))
+    ap.add_argument("--lexical", action="store_true", help="also transcribe, and compare words, sound and both")
     args = ap.parse_args(argv)
     if not 1 <= args.frames <= 24:
         ap.error(f"--frames must be in 1..24 (the observation's history), got {args.frames}")
@@ -115,16 +171,24 @@ def main(argv=None) -> None:
         ap.error(f"--after: comma-separated frame counts, got {args.after!r}")
     if min(after) < 1:
         ap.error(f"--after: frame counts start at 1, got {args.after!r}")
-    train, val = (collect(split, ROOMS[args.rooms], after, args.tts) for split in ("train", "val"))
-    score, y = probe(train, val, args.frames), val[1]
+    train, val = (collect(split, ROOMS[args.rooms], after, args.tts, args.lexical) for split in ("train", "val"))
+    y = val[1]
     asked = [round(a * 0.08, 2) for a in after]
     print(f"tts={args.tts}, rooms={args.rooms}, {args.frames} frames, asked {asked} s into the silence; "
           f"train {len(train[1])} observations "
           f"({int(train[1].sum())} ends), validation {len(y)} ({int(y.sum())} ends)")
-    print(f"ROC AUC {roc_auc(score, y):.3f}")
-    for tpr in (0.80, 0.90, 0.95):
-        thr = np.quantile(score[y == 1], 1 - tpr)
-        print(f"  answering {tpr:.0%} of ends speaks in {np.mean(score[y == 0] >= thr):.1%} of pause frames")
+    scores = {"sound": probe(train[:2], val[:2], args.frames)}
+    if args.lexical:
+        lex = [np.stack([lexical_features(t) for t in part[2]]) for part in (train, val)]
+        both = [np.concatenate([part[0][:, -args.frames:, :].reshape(len(part[1]), -1), x], axis=1)
+                for part, x in zip((train, val), lex)]
+        scores["words"] = probe((lex[0], train[1]), (lex[1], y), args.frames, hidden=0)
+        scores["sound + words"] = probe((both[0], train[1]), (both[1], y), args.frames)
+    for name, score in scores.items():
+        print(f"{name}: ROC AUC {roc_auc(score, y):.3f}")
+        for tpr in (0.80, 0.90, 0.95):
+            thr = np.quantile(score[y == 1], 1 - tpr)
+            print(f"  answering {tpr:.0%} of ends speaks in {np.mean(score[y == 0] >= thr):.1%} of pause frames")
 
 
 if __name__ == "__main__":

@@ -39,3 +39,34 @@ def test_the_classifier_finds_a_cue_in_the_last_frames_only_when_it_is_there(pro
     assert probe.roc_auc(probe.probe(train, val, frames=4), val[1]) > 0.9
     train, val = data(400, 0.0), data(200, 0.0)
     assert abs(probe.roc_auc(probe.probe(train, val, frames=4), val[1]) - 0.5) < 0.15
+
+
+def test_lexical_features_see_the_last_two_words_and_the_final_mark(probe):
+    f = probe.lexical_features
+    bins = probe.HASH_BINS
+    a, b = f("I would like a recipe for"), f("could you give me a recipe for")
+    np.testing.assert_array_equal(a[:bins], b[:bins])  # the same last word ...
+    np.testing.assert_array_equal(a, b)  # ... and the same last two words: the same vector
+    q, s, none = f("is it open on Sunday?"), f("is it open on Sunday."), f("is it open on Sunday")
+    assert not np.array_equal(q, s) and not np.array_equal(s, none)
+    np.testing.assert_array_equal(q[:2 * bins], none[:2 * bins])  # punctuation is not part of the words
+    assert q.sum() == s.sum() == none.sum() == 3.0  # one word, one pair, one mark
+    assert f("a recipe for")[-2] == 1.0 and f("a recipe for mushrooms")[-2] == 0.0  # a function word last
+    empty = f("")
+    assert empty.sum() == 1.0 and empty[-1] == 1.0
+    assert not np.array_equal(f("take the saxophone"), f("take the trumpet"))
+
+
+def test_logistic_regression_on_ready_vectors_finds_a_lexical_cue(probe):
+    rng = np.random.default_rng(2)
+    complete = ["how long is that ride?", "that sounds good.", "what time is it?", "I need a taxi."]
+    partial = ["I want to learn how to", "a recipe for", "the grey one because", "I would like the"]
+
+    def data(n):
+        y = rng.integers(0, 2, n)
+        texts = [(complete if t else partial)[rng.integers(4)] for t in y]
+        return np.stack([probe.lexical_features(t) for t in texts]), y
+
+    train, val = data(300), data(100)
+    assert probe.roc_auc(probe.probe(train, val, frames=1, hidden=0), val[1]) > 0.95
+
