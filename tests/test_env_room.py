@@ -286,3 +286,21 @@ def test_in_a_room_clipping_is_checked_where_echo_or_a_loud_mix_can_cause_it():
     loud = np.ones(N, np.float32)  # a full-scale action, echoed at 3x: it clips at the microphones
     peaks = [np.abs(env.step(loud)[0]).max() for _ in range(3)]
     assert max(peaks) == 1.0
+
+
+@pytest.mark.parametrize("echo_gain,level", [(0.5, 0.05), (0.0, 0.05), (4.0, 0.9)])
+def test_recorded_microphone_0_is_what_the_observations_gave(echo_gain, level):
+    # The step writes only microphone 0 back into its buffer (echo, gain and clipping are applied
+    # to the observation): the record's track must still be the observations' row 0, bit for bit.
+    # Pink noise at 10 dB puts the episode's gain below 1 (about 0.59).
+    env = RoomEnv(scene=SC, room={**ROOM, "echo_gain": echo_gain, "noise": "pink", "snr_db": 10})
+    rng = np.random.default_rng(0)
+    obs, _ = env.reset(seed=5)
+    rows, done = [obs[0]], False
+    while not done:
+        obs, _, done, _, info = env.step((level * rng.standard_normal(N)).astype(np.float32))
+        rows.append(obs[0])
+    rec = info["record"]
+    assert np.array_equal(rec.mic0, np.concatenate(rows))
+    if echo_gain == 4.0:  # a loud action through a large echo gain clips, and the record shows it
+        assert info["mic_clipped_samples"] > 0 and np.abs(rec.mic0).max() == 1.0
