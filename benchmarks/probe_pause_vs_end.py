@@ -128,6 +128,11 @@ def roc_auc(score: np.ndarray, y: np.ndarray) -> float:
     return float((rank[pos].sum() - pos.sum() * (pos.sum() + 1) / 2) / (pos.sum() * (~pos).sum()))
 
 
+def last_frames(x: np.ndarray, frames: int) -> np.ndarray:
+    """Observations ``(n, history, features)`` as vectors of their last ``frames`` frames."""
+    return x[:, -frames:, :].reshape(len(x), -1)
+
+
 def probe(train, val, frames: int, seed: int = 0, hidden: int = 64) -> np.ndarray:
     """Validation scores of a one-hidden-layer classifier trained on ``train`` (``(x, y)``; ``x``:
     observations ``(n, history, features)`` of which the last ``frames`` are used, or ready
@@ -135,8 +140,7 @@ def probe(train, val, frames: int, seed: int = 0, hidden: int = 64) -> np.ndarra
     import torch
 
     (xt, yt), (xv, _) = train, val
-    flat = lambda x: torch.tensor(x[:, -frames:, :].reshape(len(x), -1) if x.ndim == 3 else x,  # noqa: E731
-                                  dtype=torch.float32)
+    flat = lambda x: torch.tensor(last_frames(x, frames) if x.ndim == 3 else x, dtype=torch.float32)  # noqa: E731
     xt, xv = flat(xt), flat(xv)
     mu, sd = xt.mean(0), xt.std(0) + 1e-3
     xt, xv = (xt - mu) / sd, (xv - mu) / sd
@@ -180,8 +184,7 @@ def main(argv=None) -> None:
     scores = {"sound": probe(train[:2], val[:2], args.frames)}
     if args.lexical:
         lex = [np.stack([lexical_features(t) for t in part[2]]) for part in (train, val)]
-        both = [np.concatenate([part[0][:, -args.frames:, :].reshape(len(part[1]), -1), x], axis=1)
-                for part, x in zip((train, val), lex)]
+        both = [np.concatenate([last_frames(part[0], args.frames), x], axis=1) for part, x in zip((train, val), lex)]
         scores["words"] = probe((lex[0], train[1]), (lex[1], y), args.frames, hidden=0)
         scores["sound + words"] = probe((both[0], train[1]), (both[1], y), args.frames)
     for name, score in scores.items():
