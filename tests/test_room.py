@@ -359,6 +359,26 @@ def test_echo_gain_zero_and_reset_and_anechoic():
     np.testing.assert_array_equal(dry.push(a), 0.25 * a[None, :])
 
 
+
+def test_echo_added_is_microphones_plus_echo_times_gain_with_its_peak():
+    """The env's one-pass step: ``(mic + echo) * gain`` rounded as numpy rounds it, and its peak
+    (NaN when a sample is NaN), for a room's echo and for the plain-gain echo of anechoic."""
+    rng = np.random.default_rng(5)
+    for spec in (ISSUE_ROOM, {"echo_gain": 0.25}):
+        room = build_room(spec, ["a"], 2, SR)
+        ref, one_pass = room.echo_path(N), room.echo_path(N)
+        for gain in (np.float32(1.0), np.float32(0.59), np.float32(3.0)):
+            a = (0.3 * rng.standard_normal(N)).astype(np.float32)
+            mic = (0.2 * rng.standard_normal((room.n_mics, 3 * N)).astype(np.float32))[:, N : 2 * N]  # rows apart
+            expected = (mic + ref.push(a)) * gain
+            obs, peak = one_pass.added(a, mic, gain=gain)
+            np.testing.assert_array_equal(obs, expected)
+            assert peak == np.max(np.abs(expected)) and obs.dtype == np.float32
+        mic[-1, 7] = np.nan
+        assert np.isnan(one_pass.added(a, mic, gain=np.float32(1.0))[1])
+    silent = build_room(ISSUE_ROOM, ["a"], 2, SR).echo_path(N)
+    assert silent.added(np.zeros(N, np.float32), mic) is None  # nothing in the delay line
+
 # ---------------------------------------------------------------------------- 4. DoA, array delays
 def test_doa_matches_geometry_and_ir_peaks():
     room = build_room({"preset": "meeting_room", "mics": "circular4"}, ["a", "b", "c", "d", "e"], 9, SR)

@@ -2,9 +2,8 @@
 
 The loudspeaker's impulse responses into every microphone are cut into ``P`` partitions of ``N``
 samples (``N`` = frame size); their ``2N``-point spectra are computed once. Each ``push`` does one
-real FFT of the last two input frames, ``P`` complex multiply-adds per microphone (one multiply
-for all of them and a few whole-block additions) and one inverse FFT for all microphones
-together. The output equals the full linear convolution of the action stream with the impulse
+real FFT of the last two input frames, ``P`` complex multiply-adds per microphone (one compiled
+pass, ``_kernels``) and one inverse FFT for all microphones together. The output equals the full linear convolution of the action stream with the impulse
 responses, cut into frames.
 """
 
@@ -55,45 +54,26 @@ class EchoPath:
         self.partitions = P
         if spectra is None:
             spectra = partition_spectra(ir, N, self.gain)
-        # The spectra by partition, then microphone, stored twice along the partitions: with the
-        # delay line a ring of P spectra (row r holds the frame ``(r - w) % P`` frames old),
-        # ``H2[s : s + P]`` with ``s = (P - w) % P`` (``_Hw[w]``) lines each row up with its
-        # partition, without copying either. Partition-major, so that the products of each
-        # partition are one contiguous block and the sum over partitions is a few whole-block
-        # additions (numpy's reduce over a middle axis costs three times as much). The inverse
-        # transform's 1 / (2N) is folded into the spectra here, once: the inverse runs unscaled.
-        H = np.asarray(spectra, dtype=np.complex64) * np.float32(1.0 / (2 * N))  # (P, n_mics, N + 1)
-        self._H2 = np.ascontiguousarray(np.concatenate([H, H], axis=0))
-        self._tmp = np.empty((P, self.n_mics, N + 1), dtype=np.complex64)
-        # Each ring row repeated for every microphone: the multiply then runs over whole contiguous
-        # blocks (broadcasting one row over the microphones costs more than the copies).
-        self._X = np.zeros((P, self.n_mics, N + 1), dtype=np.complex64)
+        # The inverse transform's 1 / (2N) is folded into the spectra here, once: the inverse runs
+        # unscaled. The delay line is a ring of P spectra, row ``w`` the newest (see _kernels).
+        self._H = np.ascontiguousarray(np.asarray(spectra, dtype=np.complex64) * np.float32(1.0 / (2 * N)))
+        self._X = np.zeros((P, N + 1), dtype=np.complex64)
+        self._acc = np.empty((self.n_mics, N + 1), dtype=np.complex64)
         self._w = 0
         self._buf = np.zeros(2 * N, dtype=np.float32)
         self._out = np.empty((self.n_mics, 2 * N), dtype=np.float32)
         self._silent_run = P + 1  # consecutive all-zero frames pushed; the delay line is all zero
-        self._views()
-
-    def _views(self) -> None:
-        P, N = self.partitions, self.frame_samples
-        self._Hw = [self._H2[(P - w) % P : (P - w) % P + P] for w in range(P)]  # by ring position
-        self._Xw = [(x[0], x[1:]) for x in self._X]  # the ring's rows and their copies (views made once)
-        # The sum over partitions as a tree of in-place block additions: rows [0, h) += rows
-        # [n - h, n) halves the rows still to add, until row 0 holds the sum.
-        self._pairs, n = [], P
-        while n > 1:
-            h = n // 2
-            self._pairs.append((self._tmp[:h], self._tmp[n - h : n]))
-            n -= h
         self._y = self._out[:, N:]  # overlap-save: the second half of each inverse transform
+        self._multiply_add, self._add_scaled = _kernels()
 
-    def __getstate__(self):  # views pickle as copies: rebuilt from their arrays instead
-        return {k: v for k, v in self.__dict__.items() if k not in ("_Hw", "_Xw", "_pairs", "_y")}
+    def __getstate__(self):  # the view pickles as a copy, the compiled functions not at all
+        return {k: v for k, v in self.__dict__.items() if k not in ("_y", "_multiply_add", "_add_scaled")}
 
     def __setstate__(self, state):
         self.__dict__.update(state)
-        if "_H2" in state:
-            self._views()
+        if "_out" in state:
+            self._y = self._out[:, self.frame_samples:]
+            self._multiply_add, self._add_scaled = _kernels()
 
     def reset(self) -> None:
         """Forget all past frames (a new episode)."""
@@ -109,13 +89,21 @@ class EchoPath:
         y = self._next(frame)
         return self._zeros.copy() if y is None else np.ascontiguousarray(y, dtype=np.float32)
 
-    def added(self, frame: np.ndarray, mic: np.ndarray, nonzero: bool = False) -> np.ndarray | None:
-        """``mic + push(frame)`` as a new ``(n_mics, N)`` array, or None while the echo is silent
-        (``mic`` is then what the microphones hear): the env's step, in one pass and without a pass
-        over zeros. ``nonzero``: the caller knows that the frame has a non-zero sample (saves
-        looking)."""
+    def added(self, frame: np.ndarray, mic: np.ndarray, nonzero: bool = False,
+              gain: float = 1.0) -> tuple[np.ndarray, float] | None:
+        """``(mic + push(frame)) * gain`` as a new ``(n_mics, N)`` float32 array and its largest
+        magnitude (NaN if a sample is NaN), or None while the echo is silent (``mic`` is then what
+        the microphones hear): the env's step in one pass, without a pass over zeros. ``nonzero``:
+        the caller knows that the frame has a non-zero sample (saves looking)."""
         y = self._next(frame, nonzero)
-        return None if y is None else np.add(mic, y)
+        if y is None:
+            return None
+        out = np.empty((self.n_mics, self.frame_samples), dtype=np.float32)
+        if self._direct is not None:  # (no compiled loop for a plain gain)
+            np.add(mic, y, out=out)
+            out *= np.float32(gain)
+            return out, float(np.maximum.reduce(np.abs(out), axis=None))
+        return out, float(self._add_scaled(mic, y, np.float32(gain), out))
 
     def _next(self, frame: np.ndarray, nonzero: bool = False) -> np.ndarray | None:
         """The echo during the frame ``frame`` plays (a view), or None when it is all zero."""
@@ -140,21 +128,24 @@ class EchoPath:
         buf[N:] = frame
         w = self._w - 1 if self._w else P - 1
         self._w = w
-        X = self._X
-        row, copies = self._Xw[w]
+        row = self._X[w]
         if _pocketfft is not None:
             _pocketfft.r2c(buf, (0,), True, 0, row, 1)
         else:
             row[:] = sfft.rfft(buf)
-        copies[...] = row
-        tmp = self._tmp
-        np.multiply(self._Hw[w], X, out=tmp)
-        for rows, more in self._pairs:
-            np.add(rows, more, out=rows)
+        acc = self._acc
+        self._multiply_add(self._H, self._X, w, acc)
         if _pocketfft is not None:  # inorm=0: unscaled (the spectra carry the 1 / (2N))
-            _pocketfft.c2r(tmp[0], (1,), 2 * N, False, 0, self._out, 1)
+            _pocketfft.c2r(acc, (1,), 2 * N, False, 0, self._out, 1)
             return self._y
-        return sfft.irfft(tmp[0], n=2 * N, axis=-1, norm="forward")[:, N:]
+        return sfft.irfft(acc, n=2 * N, axis=-1, norm="forward")[:, N:]
+
+
+def _kernels():
+    """The compiled loops (numba, imported on first use: only rooms with an echo need them)."""
+    from . import _kernels
+
+    return _kernels.multiply_add, _kernels.add_scaled
 
 
 def partition_spectra(ir: np.ndarray, frame_samples: int, gain: float = 1.0) -> np.ndarray:

@@ -253,21 +253,23 @@ class Episode:
             self._place_new()
         N = self.frame_samples
         mic = self.mic[:, j * N : (j + 1) * N]
-        obs = None
-        if self.room is not None:  # noise, then the echo of the assistant's frame j
+        heard = None
+        if self.room is not None:  # noise, then the echo of the assistant's frame j, then the gain
             if self._noise_to <= j * N and (self.noise is not None or self.self_noise is not None):
                 self._add_noise(j * N)
-            obs = self.echo.added(frame, mic, nonzero=det.energy > 0.0)
-        echo = obs is not None
-        if obs is None:  # (contiguous: checked faster than the buffer's frame, whose rows lie apart)
-            obs = mic.copy()
-        if self.mic_gain != 1.0:
-            obs *= self.mic_gain
+            heard = self.echo.added(frame, mic, nonzero=det.energy > 0.0, gain=self.mic_gain)
+        echo = heard is not None
+        if echo:
+            obs, peak = heard
+        else:  # (contiguous: checked faster than the buffer's frame, whose rows lie apart)
+            obs, peak = mic.copy(), None
+            if self.mic_gain != 1.0:
+                obs *= self.mic_gain
         check = echo
         if self._hot:
             self._hot = [h for h in self._hot if h[1] > j * N]
             check = check or any(a < (j + 1) * N for a, _ in self._hot)
-        if check and not abs_peak(obs) <= 1.0:  # counted: levels are meant never to clip
+        if check and not (abs_peak(obs) if peak is None else peak) <= 1.0:  # counted: levels are meant never to clip
             self.mic_clipped += int(np.count_nonzero(np.abs(obs) > 1.0))
             _clip(obs, -1.0, 1.0, out=obs)
         if echo or self.mic_gain != 1.0 or check:
