@@ -7,7 +7,10 @@
 - ``add_scaled``: the observation, ``(microphones + echo) * gain``, and its peak for the clip
   check (in numpy an addition, a multiplication, an absolute value and a reduction).
 
-``fastmath`` is off: every sum runs in the written order, without fused multiply-adds.
+``fastmath`` is off: every sum runs in the written order, without fused multiply-adds. Each loop
+has one explicit signature (any memory layout), compiled when this module is first imported on a
+machine and loaded from numba's cache after that: a run never stops to compile a variant for a new
+array layout (a one-microphone frame, say, is C-contiguous where four are not).
 """
 
 from __future__ import annotations
@@ -16,7 +19,8 @@ import numba
 import numpy as np
 
 
-@numba.njit(cache=True, nogil=True, fastmath=False, boundscheck=False)
+@numba.njit("void(complex64[:, :, ::1], complex64[:, ::1], int64, complex64[:, ::1])",
+           cache=True, nogil=True, fastmath=False, boundscheck=False)
 def multiply_add(H, X, w, out):  # pragma: no cover - compiled; covered through EchoPath
     """``out[m, k] = sum_p H[p, m, k] * X[(w + p) % P, k]``: ``H`` ``(P, n_mics, K)`` the
     partitions' spectra, ``X`` ``(P, K)`` the delay line (a ring whose row ``w`` is the newest
@@ -32,7 +36,8 @@ def multiply_add(H, X, w, out):  # pragma: no cover - compiled; covered through 
                 out[m, k] += H[p, m, k] * x[k]
 
 
-@numba.njit(cache=True, nogil=True, fastmath=False, boundscheck=False)
+@numba.njit("float32(float32[:, :], float32[:, :], float32, float32[:, ::1])",
+           cache=True, nogil=True, fastmath=False, boundscheck=False)
 def add_scaled(a, b, gain, out):  # pragma: no cover - compiled; covered through EchoPath
     """``out = (a + b) * gain`` in float32 (the same roundings as numpy's ``np.add`` then
     ``*= gain``), all ``(n_mics, N)``; returns ``max |out|``, NaN if any sample is NaN."""
