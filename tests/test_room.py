@@ -359,7 +359,6 @@ def test_echo_gain_zero_and_reset_and_anechoic():
     np.testing.assert_array_equal(dry.push(a), 0.25 * a[None, :])
 
 
-
 def test_echo_added_is_microphones_plus_echo_times_gain_with_its_peak():
     """The env's one-pass step: ``(mic + echo) * gain`` rounded as numpy rounds it, and its peak
     (NaN when a sample is NaN), for a room's echo and for the plain-gain echo of anechoic."""
@@ -378,6 +377,7 @@ def test_echo_added_is_microphones_plus_echo_times_gain_with_its_peak():
         assert np.isnan(one_pass.added(a, mic, gain=np.float32(1.0))[1])
     silent = build_room(ISSUE_ROOM, ["a"], 2, SR).echo_path(N)
     assert silent.added(np.zeros(N, np.float32), mic) is None  # nothing in the delay line
+
 
 # ---------------------------------------------------------------------------- 4. DoA, array delays
 def test_doa_matches_geometry_and_ir_peaks():

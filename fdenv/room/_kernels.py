@@ -8,7 +8,8 @@
   check (in numpy an addition, a multiplication, an absolute value and a reduction).
 
 ``fastmath`` is off: every sum runs in the written order, without fused multiply-adds. Each loop
-has one explicit signature (any memory layout), compiled when this module is first imported on a
+has one explicit signature (C-contiguous spectra; the observation's inputs in any layout, since
+the microphones' frame is a slice of their buffer), compiled when this module is first imported on a
 machine and loaded from numba's cache after that: a run never stops to compile a variant for a new
 array layout (a one-microphone frame, say, is C-contiguous where four are not).
 """

@@ -3,8 +3,8 @@
 The loudspeaker's impulse responses into every microphone are cut into ``P`` partitions of ``N``
 samples (``N`` = frame size); their ``2N``-point spectra are computed once. Each ``push`` does one
 real FFT of the last two input frames, ``P`` complex multiply-adds per microphone (one compiled
-pass, ``_kernels``) and one inverse FFT for all microphones together. The output equals the full linear convolution of the action stream with the impulse
-responses, cut into frames.
+pass, ``_kernels``) and one inverse FFT for all microphones together. The output equals the full
+linear convolution of the action stream with the impulse responses, cut into frames.
 """
 
 from __future__ import annotations
@@ -64,7 +64,7 @@ class EchoPath:
         self._out = np.empty((self.n_mics, 2 * N), dtype=np.float32)
         self._silent_run = P + 1  # consecutive all-zero frames pushed; the delay line is all zero
         self._y = self._out[:, N:]  # overlap-save: the second half of each inverse transform
-        self._multiply_add, self._add_scaled = _kernels()
+        self._multiply_add, self._add_scaled = _compiled_loops()
 
     def __getstate__(self):  # the view pickles as a copy, the compiled functions not at all
         return {k: v for k, v in self.__dict__.items() if k not in ("_y", "_multiply_add", "_add_scaled")}
@@ -73,7 +73,7 @@ class EchoPath:
         self.__dict__.update(state)
         if "_out" in state:
             self._y = self._out[:, self.frame_samples:]
-            self._multiply_add, self._add_scaled = _kernels()
+            self._multiply_add, self._add_scaled = _compiled_loops()
 
     def reset(self) -> None:
         """Forget all past frames (a new episode)."""
@@ -141,7 +141,7 @@ class EchoPath:
         return sfft.irfft(acc, n=2 * N, axis=-1, norm="forward")[:, N:]
 
 
-def _kernels():
+def _compiled_loops():
     """The compiled loops (numba, imported on first use: only rooms with an echo need them)."""
     from . import _kernels
 
