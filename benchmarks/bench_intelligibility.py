@@ -1,6 +1,6 @@
 """How well a small recogniser understands the simulated humans, per room preset.
 
-    python benchmarks/bench_intelligibility.py [--tts kokoro] [--per-set 5] [--seeds 0,1] [--rooms all] [--asr tiny.en]
+    python benchmarks/bench_intelligibility.py [--tts kokoro] [--per-set 5] [--seeds 0,1] [--rooms all] [--asr tiny.en] [--by-voice]
     python benchmarks/bench_intelligibility.py --names [--rooms anechoic,office] [--max-requests 80] [--name-free 120]
 
 For each room preset, the first ``--per-set`` test scenes of every shipped set are played with a
@@ -80,14 +80,18 @@ def play(scene, room: str, tts: str, sr: int = 16000, seed: int = 0):
 
 def measure(room: str, tts: str, scene_list, asr: str, sr: int = 16000, seeds=(0,)) -> dict:
     """Per decoding (``DECODINGS``): word error rate and words, pooled over ``scene_list`` x
-    ``seeds``; ``asr_s``: the recogniser's seconds, all decodings."""
+    ``seeds``; ``by_voice``: the same for Whisper's decoding per TTS voice (the voice each turn's
+    speaker has, ``voice_map``); ``asr_s``: the recogniser's seconds, all decodings."""
+    from fdenv.render import voice_map
     from fdenv.score.asr import transcribe
     from fdenv.score.text import normalise
 
     counts = {k: {"errors": 0, "words": 0} for k in DECODINGS}
+    by_voice: dict[str, dict] = {}
     asr_s = 0.0
     for seed in seeds:
         for scene in scene_list:
+            voices = voice_map(scene, tts)
             mic, turns = play(scene, room, tts, sr, seed)
             starts = sorted(t.start for t in turns)
             for t in turns:
@@ -99,11 +103,17 @@ def measure(room: str, tts: str, scene_list, asr: str, sr: int = 16000, seeds=(0
                     c = time.perf_counter()
                     hyp = normalise(" ".join(w.text for w in transcribe(x, model=asr, snap=False, decode=decode)))
                     asr_s += time.perf_counter() - c
-                    n = counts[k]
-                    n["errors"] += edit_distance(ref, hyp)
-                    n["words"] += len(ref)
-    return {"asr_s": asr_s, **{k: {"wer": n["errors"] / max(1, n["words"]), "words": n["words"]}
-                               for k, n in counts.items()}}
+                    errors = edit_distance(ref, hyp)
+                    for n in (counts[k],) + ((by_voice.setdefault(voices[t.speaker], {"errors": 0, "words": 0}),)
+                                             if k == "whisper" else ()):
+                        n["errors"] += errors
+                        n["words"] += len(ref)
+
+    def rate(n):
+        return {"wer": n["errors"] / max(1, n["words"]), "words": n["words"]}
+
+    return {"asr_s": asr_s, "by_voice": {v: rate(n) for v, n in sorted(by_voice.items())},
+            **{k: rate(n) for k, n in counts.items()}}
 
 
 def holds(tokens: list[str], name: list[str]) -> bool:
@@ -249,6 +259,8 @@ def main(argv=None) -> None:
     ap.add_argument("--asr", default="tiny.en")
     ap.add_argument("--noise", default=None, help="replace every room's diffuse noise with this kind "
                     "(e.g. pink), at the room's own SNR: to compare spectra")
+    ap.add_argument("--by-voice", action="store_true",
+                    help="also print, per room, Whisper's decoding's word error rate for each TTS voice")
     ap.add_argument("--names", action="store_true", help="the name rate on the requests of the test splits")
     ap.add_argument("--max-requests", type=int, default=None, help="--names: at most this many, evenly spaced")
     ap.add_argument("--name-free", type=int, default=120,
@@ -275,6 +287,9 @@ def main(argv=None) -> None:
         ok = "yes" if w["wer"] <= wer_t else "NO"
         print(f"| {room} | {w['wer']:.3f} | {sc['wer']:.3f} | <= {wer_t:.2f} {ok} | {w['words']} |"
               f"  <!-- {time.perf_counter() - t:.0f} s, asr {m['asr_s']:.0f} s -->", flush=True)
+        if args.by_voice:
+            print(f"  {room}, by voice: " + ", ".join(f"{v} {r['wer']:.3f} ({r['words']})"
+                                                      for v, r in m["by_voice"].items()), flush=True)
 
 
 if __name__ == "__main__":

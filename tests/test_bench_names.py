@@ -98,3 +98,28 @@ def test_word_error_rates_pool_turns_and_seeds_for_each_decoding(bench, monkeypa
     assert (w["wer"], w["words"]) == (0.0, 10)
     assert (s["wer"], s["words"]) == (pytest.approx(3 / 5), 10)
     assert seen == [bench.DECODINGS["whisper"], bench.DECODINGS["scorer"]] * 2
+
+
+def test_word_error_rates_by_voice_pool_each_speakers_turns(bench, monkeypatch):
+    """``by_voice`` splits Whisper's decoding's errors by the voice of each turn's speaker."""
+    from fdenv.render import voice_map
+    from fdenv.score import asr
+
+    sc = scene([{"speaker": "Ann", "text": "Nova, what time is it?", "label": "T", "gold_answer": "noon",
+                 "addressee": "Nova"},
+                {"speaker": "Bob", "text": "I think it is late.", "label": "ctx"}],
+               kind="mpe", assistant_name="Nova")
+    calls = []
+
+    def fake(x, model=None, snap=True, decode=None):  # Ann's turns heard right, Bob's as two words
+        calls.append(decode)
+        ann = (len(calls) - 1) // len(bench.DECODINGS) % 2 == 0  # turns play in order, each decoded twice
+        text = "Nova, what time is it?" if ann else "I think"
+        return [asr.Word(w, 0.0, 0.1) for w in text.split()]
+
+    monkeypatch.setattr(asr, "transcribe", fake)
+    m = bench.measure("anechoic", "espeak", [sc], "tiny.en", seeds=(0, 1))
+    voices = voice_map(sc, "espeak")
+    assert voices["Ann"] != voices["Bob"]
+    assert m["by_voice"] == {voices["Ann"]: {"wer": 0.0, "words": 10}, voices["Bob"]: {"wer": 0.6, "words": 10}}
+    assert m["whisper"] == {"wer": 6 / 20, "words": 20}
