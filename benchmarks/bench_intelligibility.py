@@ -104,8 +104,10 @@ def measure(room: str, tts: str, scene_list, asr: str, sr: int = 16000, seeds=(0
                     hyp = normalise(" ".join(w.text for w in transcribe(x, model=asr, snap=False, decode=decode)))
                     asr_s += time.perf_counter() - c
                     errors = edit_distance(ref, hyp)
-                    for n in (counts[k],) + ((by_voice.setdefault(voices[t.speaker], {"errors": 0, "words": 0}),)
-                                             if k == "whisper" else ()):
+                    tallies = [counts[k]]
+                    if k == "whisper":
+                        tallies.append(by_voice.setdefault(voices[t.speaker], {"errors": 0, "words": 0}))
+                    for n in tallies:
                         n["errors"] += errors
                         n["words"] += len(ref)
 

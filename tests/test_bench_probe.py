@@ -69,4 +69,3 @@ def test_logistic_regression_on_ready_vectors_finds_a_lexical_cue(probe):
 
     train, val = data(300), data(100)
     assert probe.roc_auc(probe.probe(train, val, frames=1, hidden=0), val[1]) > 0.95
-

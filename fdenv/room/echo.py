@@ -46,6 +46,7 @@ class EchoPath:
         if self.gain == 0.0:
             self.partitions = 0
             return
+        self._multiply_add, self._add_scaled = _compiled_loops()
         if self.ir_length == 1:  # a plain gain (anechoic): exact, no FFT
             self._direct = (ir[:, 0] * np.float32(self.gain)).astype(np.float32)[:, None]
             self.partitions = 1
@@ -64,16 +65,16 @@ class EchoPath:
         self._out = np.empty((self.n_mics, 2 * N), dtype=np.float32)
         self._silent_run = P + 1  # consecutive all-zero frames pushed; the delay line is all zero
         self._y = self._out[:, N:]  # overlap-save: the second half of each inverse transform
-        self._multiply_add, self._add_scaled = _compiled_loops()
 
     def __getstate__(self):  # the view pickles as a copy, the compiled functions not at all
         return {k: v for k, v in self.__dict__.items() if k not in ("_y", "_multiply_add", "_add_scaled")}
 
     def __setstate__(self, state):
         self.__dict__.update(state)
+        if self.gain != 0.0:
+            self._multiply_add, self._add_scaled = _compiled_loops()
         if "_out" in state:
             self._y = self._out[:, self.frame_samples:]
-            self._multiply_add, self._add_scaled = _compiled_loops()
 
     def reset(self) -> None:
         """Forget all past frames (a new episode)."""
@@ -99,10 +100,6 @@ class EchoPath:
         if y is None:
             return None
         out = np.empty((self.n_mics, self.frame_samples), dtype=np.float32)
-        if self._direct is not None:  # (no compiled loop for a plain gain)
-            np.add(mic, y, out=out)
-            out *= np.float32(gain)
-            return out, float(np.maximum.reduce(np.abs(out), axis=None))
         return out, float(self._add_scaled(mic, y, np.float32(gain), out))
 
     def _next(self, frame: np.ndarray, nonzero: bool = False) -> np.ndarray | None:
