@@ -1,7 +1,9 @@
 """How well a small recogniser understands the simulated humans, per room preset.
 
     python benchmarks/bench_intelligibility.py [--tts kokoro] [--per-set 5] [--seeds 0,1] [--rooms all] [--asr tiny.en] [--by-voice]
+    python benchmarks/bench_intelligibility.py --rooms kitchen --set noise=none --set 'noise_sources=[]'
     python benchmarks/bench_intelligibility.py --names [--rooms anechoic,office] [--max-requests 80] [--name-free 120]
+    python benchmarks/bench_intelligibility.py --voices [--rooms kitchen] [--sentences 24]
 
 For each room preset, the first ``--per-set`` test scenes of every shipped set are played with a
 silent assistant (``behaviour=paper``: no human talks over another, so each turn is heard on its
@@ -13,10 +15,12 @@ reverberation after, never into the next turn) and transcribed with Whisper
 since the turn is already cut at its played times) and the scorer's (greedy, with faster-whisper's
 Silero VAD filter, chosen for word times on the assistant's clean track: in loud noise the filter
 drops speech before Whisper hears it). Both at temperature 0, so deterministic. The targets are
-read on Whisper's decoding. Word error rate: word-level edit distance over the reference
-words, both normalised as the judges normalise (``fdenv.score.text.normalise``: lower case, no
+read on Whisper's decoding. Word error rate: word-level edit distance over the reference words,
+both normalised as the judges normalise (``fdenv.score.text.normalise``: lower case, no
 punctuation, number words to digits), pooled over all turns and seeds. Prints a Markdown table
-with the targets.
+with the targets. ``--set FIELD=VALUE`` (repeatable; the value read as JSON, else a string)
+changes a field of every measured room, to see which part of a room costs how many words (its
+reverberation alone, one noise source alone); the table's header then says it is not the presets.
 
 ``--names``: the rate at which the assistant's name is recognised, on every request of every test
 split (a turn addressed to the assistant that says its name: ``T``, ``N4Q``, ``final``), each played
@@ -27,11 +31,18 @@ in all. Two recognisers hear the same audio: ``plain`` (the scorer's, no prompt)
 same scenes that do not say the name (``--name-free`` of them, evenly spaced), the share whose
 transcript holds it. The name is matched as whole words after normalisation (no other spelling
 counts).
+
+``--voices``: every voice of the back end reads the same ``--sentences`` human turns (4-16 words,
+evenly spaced over the train splits of every set), each played as a scene of its own in each room
+(one draw of geometry and noise per sentence, the same for every voice); Whisper's decoding, word
+error rate per voice. Unlike ``--by-voice``, where each voice speaks its own scenes' turns, this
+compares voices on the same words in the same rooms.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import time
 
@@ -46,6 +57,21 @@ TARGET_WER = {"anechoic": 0.12, "car_cabin": 0.35}  # the others: 0.25
 PRE_S, POST_S = 0.10, 0.25
 # faster-whisper arguments over the scorer's (``fdenv.score.asr.DECODE``): see the docstring
 DECODINGS = {"whisper": {"beam_size": 5, "vad_filter": False}, "scorer": {}}
+
+
+def room_overrides(pairs: list[str]) -> dict:
+    """``["noise=none", "noise_sources=[]"]`` -> ``{"noise": "none", "noise_sources": []}``: each
+    value read as JSON, else kept as a string. The room checks the fields when it is built."""
+    out = {}
+    for pair in pairs:
+        field, sep, value = pair.partition("=")
+        if not sep or not field.strip():
+            raise ValueError(f"--set: expected FIELD=VALUE (e.g. noise=none), got {pair!r}")
+        try:
+            out[field.strip()] = json.loads(value)
+        except json.JSONDecodeError:
+            out[field.strip()] = value
+    return out
 
 
 def edit_distance(ref: list[str], hyp: list[str]) -> int:
@@ -230,6 +256,61 @@ def names(room: str, tts: str, hear: dict, request_list, free_list, audio=cut) -
     return out
 
 
+def sentences(limit: int) -> list:
+    """One-turn scenes of human turns of 4-16 words from the train splits of every set (never a
+    duty preamble), ``limit`` of them, evenly spaced."""
+    from fdenv.scene import list_sets, load_set
+
+    out = [one_turn(sc, t) for name in list_sets() for sc in load_set(name, "train") for t in sc.turns
+           if t.label != "duty" and 4 <= len(t.spoken_text.split()) <= 16]
+    return spaced(out, limit)
+
+
+def read_by(sc, voice: str):
+    """The one-turn scene ``sc`` with its speaker's voice pinned to ``voice``."""
+    from dataclasses import replace
+
+    who = sc.turns[0].speaker
+    return replace(sc, speakers=tuple(replace(s, voice=voice) if s.name == who else s for s in sc.speakers))
+
+
+def voices_wer(room, tts: str, sentence_list, hear, voices, audio=cut) -> dict:
+    """voice -> {"wer", "words"}: ``hear(audio) -> normalised tokens`` on each of ``sentence_list``
+    read by each voice in ``room``."""
+    from fdenv.score.text import normalise
+
+    out = {}
+    for v in voices:
+        errors = words = 0
+        for sc in sentence_list:
+            ref = normalise(sc.turns[0].text)
+            errors += edit_distance(ref, hear(audio(read_by(sc, v), room, tts)))
+            words += len(ref)
+        out[v] = {"wer": errors / max(1, words), "words": words}
+    return out
+
+
+def main_voices(rooms, tts: str, asr: str, n: int) -> None:
+    from fdenv.render import get_backend
+    from fdenv.score.asr import transcribe
+    from fdenv.score.text import normalise
+
+    backend = get_backend(tts)
+    voices = tuple(backend.voices() if callable(backend.voices) else backend.voices)
+    sentence_list = sentences(n)
+
+    def hear(x):
+        return normalise(" ".join(w.text for w in transcribe(x, model=asr, snap=False, decode=DECODINGS["whisper"])))
+
+    print(f"{len(sentence_list)} train sentences read by each of {len(voices)} voices, tts={tts}, asr={asr}, "
+          f"Whisper's decoding {DECODINGS['whisper']}")
+    for room in rooms:
+        t = time.perf_counter()
+        m = voices_wer(room, tts, sentence_list, hear, voices)
+        print(f"| {room} | " + ", ".join(f"{v} {r['wer']:.3f}" for v, r in m.items())
+              + f" | {m[voices[0]]['words']} words each |  <!-- {time.perf_counter() - t:.0f} s -->", flush=True)
+
+
 def main_names(rooms, tts: str, asr: str, limit: int | None, free_limit: int) -> None:
     req = requests(limit)
     free = name_free(free_limit, req)
@@ -260,30 +341,53 @@ def main(argv=None) -> None:
     ap.add_argument("--rooms", default="all", help="comma-separated presets, or all")
     ap.add_argument("--asr", default="tiny.en")
     ap.add_argument("--noise", default=None, help="replace every room's diffuse noise with this kind "
-                    "(e.g. pink), at the room's own SNR: to compare spectra")
+                    "(e.g. pink), at the room's own SNR: to compare spectra (the same as --set noise=KIND)")
+    ap.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
+                    help="change a field of every measured room (repeatable), e.g. --set 'noise_sources=[]'")
     ap.add_argument("--by-voice", action="store_true",
                     help="also print, per room, Whisper's decoding's word error rate for each TTS voice")
     ap.add_argument("--names", action="store_true", help="the name rate on the requests of the test splits")
     ap.add_argument("--max-requests", type=int, default=None, help="--names: at most this many, evenly spaced")
+    ap.add_argument("--voices", action="store_true",
+                    help="every voice reads the same train sentences in each room: word error rate per voice")
+    ap.add_argument("--sentences", type=int, default=24, help="--voices: how many (default 24)")
     ap.add_argument("--name-free", type=int, default=120,
                     help="--names: at most this many turns without the name, for false alarms (default 120)")
     args = ap.parse_args(argv)
     rooms = PRESETS if args.rooms == "all" else tuple(args.rooms.split(","))
-    if args.names:
+    try:
+        changes = room_overrides(args.set)
+    except ValueError as e:
+        ap.error(str(e))
+    if args.noise is not None:
+        changes["noise"] = args.noise
+    if args.names or args.voices:
+        if changes:
+            ap.error("--set and --noise change the rooms of the word error rate table only")
+        if args.voices:
+            return main_voices(rooms, args.tts, args.asr, args.sentences)
         return main_names(rooms, args.tts, args.asr, args.max_requests, args.name_free)
+    if changes:  # fail on a bad field now, not after the first room's minutes of work
+        from fdenv.room import RoomSpec
+
+        for room in rooms:
+            try:
+                RoomSpec.from_config({"preset": room, **changes})
+            except ValueError as e:
+                ap.error(str(e))
     scene_list = scenes(args.per_set)
     try:
         seeds = tuple(int(x) for x in args.seeds.split(","))
     except ValueError:
         ap.error(f"--seeds: comma-separated integers, got {args.seeds!r}")
     print(f"{len(scene_list)} test scenes ({args.per_set} per set) x seeds {list(seeds)}, tts={args.tts}, "
-          f"asr={args.asr}, behaviour=paper; decodings {DECODINGS}")
+          f"asr={args.asr}, behaviour=paper; decodings {DECODINGS}"
+          + (f"; every room changed: {json.dumps(changes)} (not the presets)" if changes else ""))
     print("| room | WER | WER, scorer's decoding | target | words |")
     print("|---|---|---|---|---|")
     for room in rooms:
         t = time.perf_counter()
-        m = measure(room if args.noise is None else {"preset": room, "noise": args.noise}, args.tts, scene_list,
-                    args.asr, seeds=seeds)
+        m = measure({"preset": room, **changes} if changes else room, args.tts, scene_list, args.asr, seeds=seeds)
         w, sc = m["whisper"], m["scorer"]
         wer_t = TARGET_WER.get(room, 0.25)
         ok = "yes" if w["wer"] <= wer_t else "NO"

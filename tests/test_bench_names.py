@@ -123,3 +123,57 @@ def test_word_error_rates_by_voice_pool_each_speakers_turns(bench, monkeypatch):
     assert voices["Ann"] != voices["Bob"]
     assert m["by_voice"] == {voices["Ann"]: {"wer": 0.0, "words": 10}, voices["Bob"]: {"wer": 0.6, "words": 10}}
     assert m["whisper"] == {"wer": 6 / 20, "words": 20}
+
+
+def test_room_changes_reach_every_measured_room_and_the_table_says_so(bench, monkeypatch, capsys):
+    """``--set FIELD=VALUE`` reads values as JSON (else strings) and measures each room with them;
+    a bad field stops the run before any room is played, naming the field."""
+    assert bench.room_overrides(["noise=none", "noise_sources=[]", "snr_db=5"]) == {
+        "noise": "none", "noise_sources": [], "snr_db": 5}
+    with pytest.raises(ValueError, match="FIELD=VALUE"):
+        bench.room_overrides(["noise"])
+    rooms = []
+
+    def fake(room, tts, scene_list, asr, seeds=(0,)):
+        rooms.append(room)
+        return {"whisper": {"wer": 0.1, "words": 10}, "scorer": {"wer": 0.2, "words": 10}, "by_voice": {}, "asr_s": 0.0}
+
+    monkeypatch.setattr(bench, "measure", fake)
+    monkeypatch.setattr(bench, "scenes", lambda per_set: [])
+    bench.main(["--rooms", "office,kitchen", "--seeds", "0", "--set", "noise=none", "--set", "noise_sources=[]"])
+    assert rooms == [{"preset": p, "noise": "none", "noise_sources": []} for p in ("office", "kitchen")]
+    assert "not the presets" in capsys.readouterr().out
+    rooms.clear()
+    bench.main(["--rooms", "office", "--seeds", "0"])
+    assert rooms == ["office"] and "not the presets" not in capsys.readouterr().out
+    rooms.clear()
+    for argv in (["--set", "noise_sourcez=[]"], ["--names", "--set", "noise=none"]):
+        with pytest.raises(SystemExit):
+            bench.main(["--rooms", "kitchen", *argv])
+        assert ("noise_sourcez" if "noise_sourcez=[]" in argv else "--names") in capsys.readouterr().err
+    assert rooms == []
+
+
+def test_every_voice_reads_the_same_train_sentences(bench):
+    """``--voices``: each voice is heard on the same sentences, all from train splits, with its
+    speaker's voice pinned; the rate is per voice."""
+    from fdenv.scene import list_sets, load_set
+
+    sentence_list = bench.sentences(5)
+    assert len(sentence_list) == 5 and all(len(sc.turns) == 1 for sc in sentence_list)
+    train = {f"{sc.id}-{t.id}" for name in list_sets() for sc in load_set(name, "train") for t in sc.turns}
+    assert {sc.id for sc in sentence_list} <= train
+    heard = []
+
+    def audio(sc, room, tts):  # the scene itself stands for its audio
+        heard.append((sc.id, next(s.voice for s in sc.speakers if s.name == sc.turns[0].speaker)))
+        return sc
+
+    def hear(sc):  # voice "b" loses every word after the first two
+        words = normalise(sc.turns[0].text)
+        return words if heard[-1][1] == "a" else words[:2]
+
+    m = bench.voices_wer("office", "espeak", sentence_list, hear, ("a", "b"), audio=audio)
+    words = sum(len(normalise(sc.turns[0].text)) for sc in sentence_list)
+    assert m == {"a": {"wer": 0.0, "words": words}, "b": {"wer": (words - 10) / words, "words": words}}
+    assert [i for i, v in heard if v == "a"] == [i for i, v in heard if v == "b"] == [sc.id for sc in sentence_list]
