@@ -255,3 +255,75 @@ def test_policy_agent_takes_the_checkpoints_calibrated_threshold(tmp_path):
     from fdenv_agents.policy import default_checkpoint
 
     assert load(default_checkpoint())[1]["actions"]["threshold"] == 0.4  # the shipped one, chosen on validation
+
+
+def _tiny_ppo(tmp_path, init, ref_kl):
+    from fdenv.train.ppo import train
+
+    cfg = {"env": {"sets": ["turn_taking"], "split": "val", "randomize": True}, "features": {"n_mels": 8},
+           "policy": {"hidden": 8}, "workers": 0, "envs": 2, "chunk": 16, "time_limit_min": 3, "init": str(init),
+           "bc": {"frames": 0}, "ppo": {"frames": 192, "rollout": 32, "minibatch": 2, "critic_warmup": 1,
+                                        "lr": 0.03, "target_kl": None, "ref_kl": ref_kl},
+           "eval": {"per_set": 1, "every_s": 1e9}}
+    train(cfg, out=tmp_path, log=lambda s: None)
+    rows = [json.loads(x) for x in (tmp_path / "metrics.jsonl").read_text().splitlines()]
+    return load(tmp_path / "policy.pt")[0], [r for r in rows if r.get("phase") == "ppo"]
+
+
+def test_ppo_with_a_reference_stays_nearer_the_policy_it_started_from(tmp_path):
+    """``ppo.ref_kl`` adds KL(start || policy) to the loss: from the same start, on the same
+    episodes, a large weight leaves the policy's decisions nearer the start's than no weight does,
+    and the logged distance to the reference is a finite KL (>= 0)."""
+    from fdenv.train.ppo import DEFAULTS
+
+    torch.manual_seed(1)
+    n = 4 * 8 + 8 + 1 + OWN_DIM + 4
+    start = save(TurnPolicy(n, hidden=8, recurrent=True), tmp_path / "start.pt",
+                 {**DEFAULTS["features"], "sample_rate": 16000, "n_mels": 8}, {"names": ["silent", "backchannel", "speak"]})
+    ref, _ = load(start)
+    free, free_rows = _tiny_ppo(tmp_path / "free", start, 0.0)
+    held, held_rows = _tiny_ppo(tmp_path / "held", start, 100.0)
+    assert free_rows and held_rows and all(r["ref_kl"] == 0.0 for r in free_rows)
+    assert all(np.isfinite(r["ref_kl"]) and r["ref_kl"] >= 0 for r in held_rows)
+    rows = torch.randn(4, 40, n)
+
+    def distance(pol):  # mean KL(start || pol) over the same frames
+        with torch.no_grad():
+            p = torch.log_softmax(ref.unroll(rows, ref.initial_state(4), critic=False)[0], -1)
+            q = torch.log_softmax(pol.unroll(rows, pol.initial_state(4), critic=False)[0], -1)
+        return float((p.exp() * (p - q)).sum(-1).mean())
+
+    assert distance(held) < 0.5 * distance(free)
+
+
+def test_the_reference_carries_its_own_state_through_the_rollouts():
+    """The collector steps the reference on the same observations with its own GRU state, reset
+    where an episode starts: the same states as stepping a copy of it by hand over the rollout."""
+    import copy
+
+    from fdenv.train.envs import make_vec
+    from fdenv.train.ppo import DEFAULTS, Collector, env_kwargs, merge
+
+    cfg = merge(DEFAULTS, {"env": {"sets": ["turn_taking"], "split": "val"}, "features": {"n_mels": 8}})
+    envs = make_vec(2, processes=False, **env_kwargs(cfg))
+    torch.manual_seed(0)
+    pol = TurnPolicy(envs.single_observation_space.shape[-1], hidden=8, recurrent=True)
+    col = Collector(envs, pol, seed=0)
+    col.run(8, lambda t, logits: col.sample(logits))
+    ref = copy.deepcopy(pol).requires_grad_(False)
+    col.follow(ref)
+    ro = col.run(16, lambda t, logits: col.sample(logits))
+    torch.testing.assert_close(ro.ref_state[:, 0], ro.state[:, 0], rtol=0, atol=0)  # an unchanged copy agrees
+    with torch.no_grad():
+        pol.pi.bias.add_(torch.tensor([-2.0, 0.0, 2.0]))
+        for w in pol.actor.gru.parameters():
+            w.mul_(1.5)
+    ro = col.run(300, lambda t, logits: col.sample(logits))
+    assert ro.starts[1:].any(), "an episode should end inside the rollout"
+    state = ro.ref_state[0].clone()
+    for t in range(ro.T):
+        state = state * torch.as_tensor(~ro.starts[t], dtype=torch.float32)[None, :, None]
+        torch.testing.assert_close(ro.ref_state[t, 0], state[0], rtol=0, atol=1e-6)
+        _, _, state = ref.step(torch.as_tensor(ro.rows[t])[:, None], state, critic=False)
+    assert not torch.allclose(ro.ref_state[:, 0], ro.state[:, 0])
+    envs.close()

@@ -17,7 +17,11 @@ start (stored during collection), resetting it where an episode starts.
    changes what plays weigh ``change_weight``). The critic learns the behaviour's returns.
 2. **PPO** (clipped surrogate, GAE, entropy bonus) on the reward wrappers' dense rewards; the
    first ``critic_warmup`` updates train the critic only; the epochs over a batch stop early
-   when the approximate KL divergence from the collecting policy passes ``target_kl``.
+   when the approximate KL divergence from the collecting policy passes ``target_kl``. With
+   ``ref_kl`` > 0 the loss adds ``ref_kl`` x KL(reference || policy) on every visited frame, the
+   reference being the policy as PPO starts (the cloned one, or ``init``), frozen: PPO may move
+   away from the cloned decisions only where the rewards pay for it. The reference carries its
+   own GRU state through the rollouts, so its decisions are the ones it would have made.
 
 Greedy evaluation every ``eval.every_s`` seconds on fixed validation episodes (``eval.per_set``
 scenes of each set) gives the learning curve; a greedy policy that never leaves silence there is
@@ -26,6 +30,7 @@ reported as collapsed.
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 import time
@@ -65,7 +70,7 @@ DEFAULTS = {
            "beta_end": 0.2, "change_weight": 4.0, "response_delay_s": 1.6, "backchannels": True, "answer_all": True},
     "ppo": {"frames": 2_000_000, "rollout": 128, "epochs": 8, "minibatch": 8, "lr": 3e-4, "gamma": 0.99,
             "lam": 0.95, "clip": 0.2, "ent_coef": 0.003, "vf_coef": 0.5, "max_grad_norm": 0.5, "critic_warmup": 4,
-            "target_kl": 0.02},
+            "target_kl": 0.02, "ref_kl": 0.0},
     "eval": {"every_s": 90.0, "split": "val", "per_set": 4},
 }
 
@@ -219,6 +224,13 @@ class Rollout:
         self.rewards = np.zeros((T, E), np.float32)
         self.dones = np.zeros((T, E), np.float32)
         self.greedy_talk = 0  # frames where the greedy action is not silent
+        self.ref_state: torch.Tensor | None = None  # the reference policy's GRU state, when it has one
+
+    def chunk_states(self, L: int, state: torch.Tensor) -> torch.Tensor:
+        """The states ``(T, 2, E, H)`` at the start of every ``L``-frame chunk: ``(2, N, H)``."""
+        n = self.T // L
+        h0 = state[0 : n * L : L]  # (n, 2, E, H)
+        return h0.permute(1, 0, 2, 3).reshape(2, n * self.E, -1)
 
     def chunks(self, L: int, *arrays: np.ndarray):
         """Sequences of ``L`` frames: rows ``(N, L, F)``, starts ``(N, L)``, initial states
@@ -230,8 +242,7 @@ class Rollout:
             a = a[: n * L]
             return a.reshape(n, L, E, *a.shape[2:]).swapaxes(1, 2).reshape(n * E, L, *a.shape[2:])
 
-        h0 = self.state[0 : n * L : L]  # (n, 2, E, H)
-        h0 = h0.permute(1, 0, 2, 3).reshape(2, n * E, -1)
+        h0 = self.chunk_states(L, self.state)
         out = [torch.as_tensor(seq(self.rows)), torch.as_tensor(seq(self.starts)), h0]
         out += [torch.as_tensor(seq(a)) for a in arrays]
         return out
@@ -249,6 +260,13 @@ class Collector:
         self.starts = np.ones(self.E, bool)
         self.gen = torch.Generator().manual_seed(seed)
         self.episodes: list[dict] = []
+        self.reference: TurnPolicy | None = None
+
+    def follow(self, reference: TurnPolicy) -> None:
+        """Carry ``reference``'s GRU state too from now on (a frozen copy of the policy as it is
+        now: its state so far is the policy's)."""
+        self.reference = reference
+        self.ref_state = self.state.clone()
 
     def run(self, T: int, choose) -> Rollout:
         """``choose(t, logits) -> actions`` picks the behaviour's actions (``(E,)`` int64)."""
@@ -256,9 +274,15 @@ class Collector:
         ro = Rollout(T, E, self.obs.shape[-1], pol.hidden)
         ro.logp = np.zeros((T, E), np.float32)
         ro.values = np.zeros((T, E), np.float32)
+        ref = self.reference
+        if ref is not None:
+            ro.ref_state = torch.zeros_like(ro.state)
         for t in range(T):
             ro.rows[t], ro.starts[t], ro.state[t] = self.obs[:, -1], self.starts, self.state
             with torch.no_grad(), one_thread():
+                if ref is not None:
+                    ro.ref_state[t] = self.ref_state
+                    _, _, self.ref_state = ref.step(torch.as_tensor(self.obs), self.ref_state, critic=False)
                 logits, value, self.state = pol.step(torch.as_tensor(self.obs), self.state)
                 a = choose(t, logits)
                 ro.logp[t] = torch.log_softmax(logits, -1).gather(1, torch.as_tensor(a)[:, None])[:, 0].numpy()
@@ -270,7 +294,10 @@ class Collector:
             ro.rewards[t], ro.dones[t] = rew, done
             self.starts = done  # same-step autoreset: the next observation starts an episode
             if done.any():
-                self.state = self.state * torch.as_tensor(~done, dtype=torch.float32)[None, :, None]
+                keep = torch.as_tensor(~done, dtype=torch.float32)[None, :, None]
+                self.state = self.state * keep
+                if ref is not None:
+                    self.ref_state = self.ref_state * keep
                 self.episodes.extend(_episodes(self.info))
         with torch.no_grad(), one_thread():
             _, ro.last_value, _ = pol.step(torch.as_tensor(self.obs), self.state)
@@ -443,6 +470,10 @@ def train(cfg: dict | None = None, out: str | Path = "runs/train", log=print) ->
         opt = torch.optim.Adam(pol.parameters(), lr=ppo["lr"], eps=1e-5)
         T = int(ppo["rollout"])
         ppo_updates = 0
+        ref_kl = float(ppo.get("ref_kl") or 0.0)
+        if ref_kl > 0:
+            reference = copy.deepcopy(pol).eval().requires_grad_(False)
+            collector.follow(reference)
         while frames < bc_frames + ppo["frames"] and time.perf_counter() < deadline:
             ro = collector.run(T, lambda t, logits: collector.sample(logits))
             frames += T * E
@@ -450,8 +481,12 @@ def train(cfg: dict | None = None, out: str | Path = "runs/train", log=print) ->
             rows, starts, h0, act, logp_old, b_adv, b_ret = ro.chunks(L, ro.actions, ro.logp, adv.astype(np.float32),
                                                                       ret.astype(np.float32))
             b_adv = (b_adv - b_adv.mean()) / (b_adv.std() + 1e-8)
+            if ref_kl > 0:
+                with torch.no_grad(), one_thread():
+                    ref_logits, _, _ = reference.unroll(rows, ro.chunk_states(L, ro.ref_state), starts, critic=False)
+                    ref_logp = torch.log_softmax(ref_logits, -1)
             warm = ppo_updates < int(ppo["critic_warmup"])
-            stats = {"pi_loss": [], "v_loss": [], "entropy": [], "kl": [], "clipfrac": []}
+            stats = {"pi_loss": [], "v_loss": [], "entropy": [], "kl": [], "clipfrac": [], "ref_kl": []}
             epochs_done, stopped = 0, False
             with one_thread():
                 for _ in range(int(ppo["epochs"])):
@@ -460,7 +495,7 @@ def train(cfg: dict | None = None, out: str | Path = "runs/train", log=print) ->
                         v_loss = 0.5 * (values - b_ret[b]).pow(2).mean()
                         if warm:
                             loss = ppo["vf_coef"] * v_loss
-                            pi_loss = ent = kl = cf = torch.zeros(())
+                            pi_loss = ent = kl = cf = to_ref = torch.zeros(())
                         else:
                             logp_all = torch.log_softmax(logits, -1)
                             logp = logp_all.gather(-1, act[b][..., None])[..., 0]
@@ -470,6 +505,10 @@ def train(cfg: dict | None = None, out: str | Path = "runs/train", log=print) ->
                             pi_loss = -torch.min(s1, s2).mean()
                             ent = -(logp_all.exp() * logp_all).sum(-1).mean()
                             loss = pi_loss + ppo["vf_coef"] * v_loss - ppo["ent_coef"] * ent
+                            to_ref = torch.zeros(())
+                            if ref_kl > 0:  # KL(reference || policy), per frame
+                                to_ref = (ref_logp[b].exp() * (ref_logp[b] - logp_all)).sum(-1).mean()
+                                loss = loss + ref_kl * to_ref
                             with torch.no_grad():
                                 kl = ((ratio - 1) - (logp - logp_old[b])).mean()  # the low-variance estimator
                                 cf = ((ratio - 1).abs() > ppo["clip"]).float().mean()
@@ -477,7 +516,7 @@ def train(cfg: dict | None = None, out: str | Path = "runs/train", log=print) ->
                         loss.backward()
                         nn.utils.clip_grad_norm_(pol.parameters(), ppo["max_grad_norm"])
                         opt.step()
-                        for key, val in zip(stats, (pi_loss, v_loss, ent, kl, cf)):
+                        for key, val in zip(stats, (pi_loss, v_loss, ent, kl, cf, to_ref)):
                             stats[key].append(float(val.detach()))
                     epochs_done += 1
                     if not warm and ppo.get("target_kl") and np.mean(stats["kl"][-len(rows):]) > 1.5 * ppo["target_kl"]:
@@ -493,6 +532,7 @@ def train(cfg: dict | None = None, out: str | Path = "runs/train", log=print) ->
                    **_train_stats(eps)}
             logger(row, f"[ppo] {progress(frames)} | {_returns(eps)} | kl {row['kl']:.4f} "
                         f"clip {row['clipfrac']:.2f} ent {row['entropy']:.3f} epochs {epochs_done}"
+                        + (f" | to reference {row['ref_kl']:.4f}" if ref_kl > 0 else "")
                         + (" (KL stop)" if stopped else ""))
             if time.perf_counter() - last_eval > cfg["eval"]["every_s"]:
                 evaluate("ppo")
