@@ -204,6 +204,9 @@ def test_train_config_loads_and_is_checked():
     bad = dict(cfg, env=dict(cfg["env"], sets=["pauses"]))
     with pytest.raises(ConfigError, match="pauses"):
         check_config(bad)
+    for weight in (-1.0, "high", float("nan")):
+        with pytest.raises(ConfigError, match="ppo.ref_kl"):
+            check_config(dict(cfg, ppo=dict(cfg["ppo"], ref_kl=weight)))
 
 
 def test_the_shipped_checkpoint_loads_with_the_default_features():

@@ -47,6 +47,9 @@ def check_config(cfg: dict) -> None:
          f"features.normalise={cfg['features'].get('normalise')!r}: floor|silence")
     need(cfg["features"]["history"] >= 1, "features.history: at least 1 frame")
     need(cfg["time_limit_min"] > 0, "time_limit_min: positive")
+    ref_kl = cfg["ppo"].get("ref_kl", 0.0)
+    need(isinstance(ref_kl, (int, float)) and not isinstance(ref_kl, bool) and 0 <= ref_kl < float("inf"),
+         f"ppo.ref_kl={ref_kl!r}: a weight >= 0 (0: no KL penalty to the policy PPO starts from)")
     need(cfg.get("checkpoint", "best") in ("best", "last"), "checkpoint: best|last")
 
 

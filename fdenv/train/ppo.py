@@ -260,7 +260,8 @@ class Collector:
         self.starts = np.ones(self.E, bool)
         self.gen = torch.Generator().manual_seed(seed)
         self.episodes: list[dict] = []
-        self.reference: TurnPolicy | None = None
+        self.reference: TurnPolicy | None = None  # see ``follow``
+        self.ref_state: torch.Tensor | None = None
 
     def follow(self, reference: TurnPolicy) -> None:
         """Carry ``reference``'s GRU state too from now on (a frozen copy of the policy as it is
