@@ -283,7 +283,7 @@ def voices_wer(room, tts: str, sentence_list, hear, voices, audio=cut) -> dict:
     for v in voices:
         errors = words = 0
         for sc in sentence_list:
-            ref = normalise(sc.turns[0].text)
+            ref = normalise(sc.turns[0].spoken_text)
             errors += edit_distance(ref, hear(audio(read_by(sc, v), room, tts)))
             words += len(ref)
         out[v] = {"wer": errors / max(1, words), "words": words}

@@ -170,10 +170,14 @@ def test_every_voice_reads_the_same_train_sentences(bench):
         return sc
 
     def hear(sc):  # voice "b" loses every word after the first two
-        words = normalise(sc.turns[0].text)
+        words = normalise(sc.turns[0].spoken_text)
         return words if heard[-1][1] == "a" else words[:2]
 
+    sc = scene([{"speaker": "Ann", "text": "Can you [pause=0.8] help me?", "label": "pause"}])
+    paused = bench.one_turn(sc, sc.turns[0])
+    sentence_list = [*sentence_list, paused]  # a pause marker is not a word anyone says
     m = bench.voices_wer("office", "espeak", sentence_list, hear, ("a", "b"), audio=audio)
-    words = sum(len(normalise(sc.turns[0].text)) for sc in sentence_list)
-    assert m == {"a": {"wer": 0.0, "words": words}, "b": {"wer": (words - 10) / words, "words": words}}
+    words = sum(len(normalise(sc.turns[0].spoken_text)) for sc in sentence_list)
+    assert len(normalise(paused.turns[0].spoken_text)) == 4
+    assert m == {"a": {"wer": 0.0, "words": words}, "b": {"wer": (words - 12) / words, "words": words}}
     assert [i for i, v in heard if v == "a"] == [i for i, v in heard if v == "b"] == [sc.id for sc in sentence_list]
