@@ -142,10 +142,12 @@ def test_room_changes_reach_every_measured_room_and_the_table_says_so(bench, mon
     monkeypatch.setattr(bench, "scenes", lambda per_set: [])
     bench.main(["--rooms", "office,kitchen", "--seeds", "0", "--set", "noise=none", "--set", "noise_sources=[]"])
     assert rooms == [{"preset": p, "noise": "none", "noise_sources": []} for p in ("office", "kitchen")]
-    assert "not the presets" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "not the presets" in out and out.count("a changed room") == 2 and "<= 0.25" not in out
     rooms.clear()
     bench.main(["--rooms", "office", "--seeds", "0"])
-    assert rooms == ["office"] and "not the presets" not in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert rooms == ["office"] and "not the presets" not in out and "| <= 0.25 yes |" in out
     rooms.clear()
     for argv in (["--set", "noise_sourcez=[]"], ["--names", "--set", "noise=none"]):
         with pytest.raises(SystemExit):
