@@ -183,3 +183,24 @@ def test_every_voice_reads_the_same_train_sentences(bench):
     assert len(normalise(paused.turns[0].spoken_text)) == 4
     assert m == {"a": {"wer": 0.0, "words": words}, "b": {"wer": (words - 12) / words, "words": words}}
     assert [i for i, v in heard if v == "a"] == [i for i, v in heard if v == "b"] == [sc.id for sc in sentence_list]
+
+
+def test_voices_prints_every_voice_of_the_back_end_per_room(bench, monkeypatch, capsys):
+    from fdenv.render import get_backend
+
+    voices = tuple(get_backend("espeak").voices())
+    calls = []
+
+    def fake(room, tts, sentence_list, hear, vs, audio=None):
+        calls.append((room, tts, vs))
+        return {v: {"wer": 0.125, "words": 8} for v in vs}
+
+    monkeypatch.setattr(bench, "voices_wer", fake)
+    monkeypatch.setattr(bench, "sentences", lambda n: [None] * n)
+    bench.main(["--voices", "--tts", "espeak", "--rooms", "kitchen,anechoic", "--sentences", "3"])
+    out = capsys.readouterr().out
+    assert calls == [("kitchen", "espeak", voices), ("anechoic", "espeak", voices)]
+    assert out.startswith(f"3 train sentences read by each of {len(voices)} voices, tts=espeak")
+    for room in ("kitchen", "anechoic"):
+        row = next(x for x in out.splitlines() if x.startswith(f"| {room} |"))
+        assert all(f"{v} 0.125" in row for v in voices) and "8 words each" in row
