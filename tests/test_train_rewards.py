@@ -112,6 +112,19 @@ def test_waiting_a_second_longer_costs_a_large_share_of_a_takeover():
     assert soon - slow >= 0.4
 
 
+def test_a_wait_cost_grows_with_the_silence_while_an_answer_is_due():
+    """``wait_cost``: each silent frame of an open window costs the cost times the seconds waited,
+    so a late answer loses more to it than a prompt one, and silence through the window most."""
+    plain, costly = ResponseReward(RoomEnv(scene=FINAL)), ResponseReward(RoomEnv(scene=FINAL), wait_cost=0.05)
+    lost = {}
+    for name, decide in (("soon", respond_after(0.3)), ("late", respond_after(1.5)), ("never", silent)):
+        lost[name] = play(plain, decide)[0] - play(costly, decide)[0]
+    assert 0 < lost["soon"] < lost["late"] < lost["never"]
+    # answering 0.3 s after the window opens: silent frames at 0, 0.08, ... s into the window
+    frames = [k * 0.08 for k in range(int(round(0.3 / 0.08)) + 1) if k * 0.08 < 0.3 + 1e-9]
+    assert lost["soon"] == pytest.approx(0.05 * sum(frames), abs=0.05 * 0.08 + 1e-9)
+
+
 def test_finishing_an_answer_earns_more_than_cutting_it_short():
     env = ResponseReward(RoomEnv(scene=FINAL))
     full, _ = play(env, respond_after(0.3, seconds=3.0))

@@ -171,9 +171,11 @@ class BackchannelTerm(Term):
 class ResponseTerm(Term):
     name = "response"
 
-    def __init__(self, tau_s: float = TAU_S, miss_penalty: float = 1.0, hold_bonus: float = 0.02, hold_max_s: float = 4.0):
+    def __init__(self, tau_s: float = TAU_S, miss_penalty: float = 1.0, hold_bonus: float = 0.02, hold_max_s: float = 4.0,
+                 wait_cost: float = 0.0):
         self.tau_s, self.miss_penalty = tau_s, miss_penalty
         self.hold_bonus, self.hold_max_s = hold_bonus, hold_max_s
+        self.wait_cost = wait_cost  # per silent frame while an answer is due, times the seconds waited so far
         self.reset()
 
     def reset(self):
@@ -202,6 +204,8 @@ class ResponseTerm(Term):
                 r -= self.miss_penalty
             self._open = False
         if self._open and not self._credited:
+            if self.wait_cost and not act.active:  # silence where an answer is due costs more the longer it lasts
+                r -= self.wait_cost * (t - self._start)
             if act.onset:
                 self._run_in_window = act.run_start
             if act.became_takeover and self._run_in_window is not None:
