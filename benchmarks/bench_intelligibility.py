@@ -295,8 +295,7 @@ def main_voices(rooms, tts: str, asr: str, n: int) -> None:
     from fdenv.score.asr import transcribe
     from fdenv.score.text import normalise
 
-    backend = get_backend(tts)
-    voices = tuple(backend.voices() if callable(backend.voices) else backend.voices)
+    voices = tuple(get_backend(tts).voices())
     sentence_list = sentences(n)
 
     def hear(x):

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import shutil
 import sys
 from pathlib import Path
@@ -48,7 +49,7 @@ def check_config(cfg: dict) -> None:
     need(cfg["features"]["history"] >= 1, "features.history: at least 1 frame")
     need(cfg["time_limit_min"] > 0, "time_limit_min: positive")
     ref_kl = cfg["ppo"].get("ref_kl", 0.0)
-    need(isinstance(ref_kl, (int, float)) and not isinstance(ref_kl, bool) and 0 <= ref_kl < float("inf"),
+    need(isinstance(ref_kl, (int, float)) and not isinstance(ref_kl, bool) and math.isfinite(ref_kl) and ref_kl >= 0,
          f"ppo.ref_kl={ref_kl!r}: a weight >= 0 (0: no KL penalty to the policy PPO starts from)")
     need(cfg.get("checkpoint", "best") in ("best", "last"), "checkpoint: best|last")
 

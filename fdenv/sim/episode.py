@@ -269,11 +269,12 @@ class Episode:
         if self._hot:
             self._hot = [h for h in self._hot if h[1] > j * N]
             check = check or any(a < (j + 1) * N for a, _ in self._hot)
-        if check and peak is None:
-            peak = abs_peak(obs)
-        if check and not peak <= 1.0:  # counted: levels are meant never to clip
-            self.mic_clipped += int(np.count_nonzero(np.abs(obs) > 1.0))
-            _clip(obs, -1.0, 1.0, out=obs)
+        if check:
+            if peak is None:
+                peak = abs_peak(obs)
+            if not peak <= 1.0:  # counted: levels are meant never to clip
+                self.mic_clipped += int(np.count_nonzero(np.abs(obs) > 1.0))
+                _clip(obs, -1.0, 1.0, out=obs)
         if echo or self.mic_gain != 1.0 or check:
             # Only microphone 0 is kept (the record's track); the other rows of the buffer are
             # never read again, so they keep the humans and noise alone.

@@ -508,7 +508,8 @@ def train(cfg: dict | None = None, out: str | Path = "runs/train", log=print) ->
                             loss = pi_loss + ppo["vf_coef"] * v_loss - ppo["ent_coef"] * ent
                             to_ref = torch.zeros(())
                             if ref_kl > 0:  # KL(reference || policy), per frame
-                                to_ref = (ref_logp[b].exp() * (ref_logp[b] - logp_all)).sum(-1).mean()
+                                to_ref = nn.functional.kl_div(logp_all, ref_logp[b], reduction="none",
+                                                              log_target=True).sum(-1).mean()
                                 loss = loss + ref_kl * to_ref
                             with torch.no_grad():
                                 kl = ((ratio - 1) - (logp - logp_old[b])).mean()  # the low-variance estimator
