@@ -1,7 +1,7 @@
 """Training throughput of fdenv-train in environment frames per second (1 frame = 80 ms of audio),
-with full domain randomisation (a room, noise and echo drawn per episode, as ``fdenv-train``
-trains), for each worker setting: ``0`` = all envs in one process (one core; ``--envs`` of them),
-``N`` = N env processes (``gymnasium.vector.AsyncVectorEnv``).
+with full domain randomisation (a room, noise, echo and the voices' TTS back end drawn per
+episode, as ``fdenv-train`` trains), for each worker setting: ``0`` = all envs in one process
+(one core; ``--envs`` of them), ``N`` = N env processes (``gymnasium.vector.AsyncVectorEnv``).
 
     python benchmarks/bench_train.py [--workers 0 2] [--envs 8] [--frames 8192] [--cold] [--json out.json]
 
@@ -12,7 +12,8 @@ Three numbers per setting:
   stop), measured between its first and last update, episode resets (room building) included.
 All scenes of the five train sets; the start-up and the first resets are not timed. The clips
 come from the clip cache that ``fdenv-train`` uses (the user's): the script first renders every
-train scene into it (``fdenv-scenes render <set> --split train``, seconds once it is warm), as a
+train scene into it with each back end (``fdenv-scenes render <set> --split train --tts ...``:
+seconds once it is warm; Kokoro's about 1.7 hours of this machine's two cores when cold), as a
 training run finds them after its first episodes; ``--cold`` measures with an empty cache instead,
 every episode's speech synthesised anew. The rooms' impulse responses are cached per geometry
 (``randomize.geometries`` placements per preset) within the process, as in training, where the
@@ -124,10 +125,12 @@ def main() -> None:
     else:
         from fdenv.cli.scenes import main as scenes_main
         from fdenv.train.envs import SETS
+        from fdenv.train.ppo import DEFAULTS
 
-        for name in SETS:  # what fdenv-train's envs will play, into the clip cache it reads
-            if scenes_main(["render", name, "--split", "train"]) != 0:
-                raise SystemExit(f"could not render the {name} train scenes; see the message above")
+        for tts in DEFAULTS["env"]["randomize"]["tts"]:  # each voices' back end the envs draw
+            for name in SETS:  # what fdenv-train's envs will play, into the clip cache it reads
+                if scenes_main(["render", name, "--split", "train", "--tts", tts]) != 0:
+                    raise SystemExit(f"could not render the {name} train scenes with {tts}; see the message above")
     print(f"cores: {os.cpu_count()}, load average {os.getloadavg()[0]:.1f}  (torch: 1 thread per process; "
           f"clip cache {'empty' if args.cold else 'warm'})")
     print(f"rooms simulated ahead: {warm_rooms()} (preset x placement x talker count)")

@@ -92,3 +92,26 @@ def test_latency_at_a_pause_tor_interpolates_both_frontiers_with_intervals():
         p["summary"] = summarise(p["data"])
     text = markdown({"anechoic": {"policy": pol, "cascade": cas, "at_tor": latency_at_tor(pol, cas, n_resamples=50)}})
     assert text.count("| policy |") == 2 and "Median latency at pause TOR 0.10" in text
+
+
+def test_frontier_plays_every_point_with_the_chosen_voices(monkeypatch):
+    """``tts``: the humans' back end (the runs') and both agents' own voices, at every point."""
+    from fdenv.train import frontier as fr
+
+    made, played = [], []
+
+    def make_agent(name, **kw):
+        made.append((name, kw["tts"]))
+        return name
+
+    def run_point(agent, room, sets, split, limit, out, scoring, tts="espeak"):
+        played.append((agent, room, tts))
+        p = _point([0, 0], [0.5, 0.5])
+        return {**p, "summary": fr.summarise(p["data"])}
+
+    monkeypatch.setattr(fr, "run_point", run_point)
+    res = fr.frontier("p.pt", make_agent, conditions=["car_cabin"], thresholds=[0.3, 0.5], endpoints_ms=[500],
+                      log=lambda s: None, tts="kokoro")
+    assert made == [("policy", "kokoro"), ("policy", "kokoro"), ("cascade", "kokoro")]
+    assert played == [("policy", "car_cabin", "kokoro")] * 2 + [("cascade", "car_cabin", "kokoro")]
+    assert len(res["car_cabin"]["policy"]) == 2

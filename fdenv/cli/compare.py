@@ -29,11 +29,13 @@ def frontier_main(argv) -> None:
     p.add_argument("--split", default="test")
     p.add_argument("--limit", type=int, default=None, help="scenes per set (default: all)")
     p.add_argument("--out", default="runs", help="run folders (reused when they exist)")
+    p.add_argument("--tts", default="espeak", choices=["espeak", "kokoro"],
+                   help="the voices of the humans and of both agents (kokoro: the benchmark's)")
     p.add_argument("--report", default=None, help="write the markdown here, the numbers next to it (.json), "
                                                   "and a plot per condition into its folder")
     args = p.parse_args(argv)
     res = fr.frontier(args.policy, make_agent, args.conditions, args.thresholds, args.endpoints_ms, sets=args.sets,
-                      split=args.split, limit=args.limit, out=args.out)
+                      split=args.split, limit=args.limit, out=args.out, tts=args.tts)
     text = fr.markdown(res)
     print(text)
     if args.report:

@@ -64,6 +64,8 @@ class RoomEnv(gym.Env):
     from this episode on (training envs draw one per episode). ``options={"room_seed": k}`` places
     this episode's talkers (and draws its noise) from seed ``k`` instead of from the episode's seed
     and scene, so that episodes share a room geometry and its cached impulse responses.
+    ``options={"tts": "kokoro"}`` sets the humans' TTS back end from this episode on (training
+    envs draw one per episode, so that a policy meets both back ends' voices).
 
     ## Episode End
 
@@ -135,6 +137,7 @@ class RoomEnv(gym.Env):
         from ..render import Renderer
 
         self._renderer = Renderer(backend=tts, sample_rate=sample_rate)
+        self._renderers = {self.tts: self._renderer}  # one per back end met (``options["tts"]``)
         opts.pinned_voices(self.scenes, self._replays, self._renderer)
         if self._room_spec is None:
             self.n_mics = 1
@@ -156,6 +159,8 @@ class RoomEnv(gym.Env):
         super().reset(seed=None if seed is None else int(seed))
         if "room" in options:
             self._set_room(options["room"])
+        if "tts" in options:
+            self._set_tts(options["tts"])
         scene = self._pick_scene(options.get("scene"))
         room_seed = options.get("room_seed")
         if room_seed is not None and (isinstance(room_seed, bool) or not isinstance(room_seed, (int, np.integer))
@@ -209,6 +214,17 @@ class RoomEnv(gym.Env):
             raise OptionsError(f"options['room']: {n} microphone(s), but this env was made with {self.n_mics}; "
                                "keep the microphone array of the env's room")
         self.room_config, self._room_spec = room, spec
+
+    def _set_tts(self, tts) -> None:
+        """``options["tts"]``: this episode's TTS back end on (its renderer kept for later episodes)."""
+        from ..render import Renderer
+
+        name = opts.tts(tts, "options['tts']")
+        if name not in self._renderers:
+            renderer = Renderer(backend=name, sample_rate=self.sample_rate)
+            opts.pinned_voices(self.scenes, self._replays, renderer)
+            self._renderers[name] = renderer
+        self.tts, self._renderer = name, self._renderers[name]
 
     # ---- stepping ----------------------------------------------------------------------
     def step(self, action):
@@ -271,7 +287,7 @@ class RoomEnv(gym.Env):
         return None if self.episode is None else self.episode.scene
 
 
-RESET_OPTIONS = ("scene", "room", "room_seed")  # the keys reset(options=...) understands
+RESET_OPTIONS = ("scene", "room", "room_seed", "tts")  # the keys reset(options=...) understands
 
 
 def _reset_options(options) -> dict:

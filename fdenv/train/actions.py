@@ -147,6 +147,7 @@ class TurnActions(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self.observation_space = spaces.Dict({"audio": env.observation_space, "own": own_space(),
                                               "playback": spaces.Box(-1.0, 1.0, (self.frame_samples,), np.float32)})
         self._renderer = None
+        self._renderers: dict[tuple[str, int], object] = {}  # (back end, rate): kept across episodes
         self.voice: TurnVoice | None = None
         self._gold: GoldContent | None = None
 
@@ -155,8 +156,10 @@ class TurnActions(gym.Wrapper, gym.utils.RecordConstructorArgs):
 
         base = self.env.unwrapped
         sr = int(round(self.frame_samples / 0.08))
-        if self._renderer is None or self._renderer.sample_rate != sr:
-            self._renderer = Renderer(backend=getattr(base, "tts", "espeak"), sample_rate=sr)
+        key = (getattr(base, "tts", "espeak"), sr)  # the room's back end: it may change per episode
+        if key not in self._renderers:
+            self._renderers[key] = Renderer(backend=key[0], sample_rate=sr)
+        self._renderer = self._renderers[key]
         scene = getattr(base, "scene", None)
         name = self.voice_name or (voice_map(scene, self._renderer)["__assistant__"] if scene is not None
                                    else self._renderer.voices[-1])

@@ -42,9 +42,11 @@ SETS = ("pause", "backchannel", "turn_taking", "interruption", "mpe")
 # the train sets) are 80 simulations per process, done within the first few hundred episodes.
 # ``geometries: null`` places the talkers anew every episode. Noise ``preset``: the preset's own
 # noise (its sourced spectrum and A-weighted SNR, docs/rooms.md) instead of a drawn type and SNR.
+# ``tts``: the back ends whose voices the humans speak with, one drawn per episode (``null``: the
+# env's ``tts`` only); drawn last, so that a run without it draws its rooms as before.
 RANDOMIZE = {"rooms": ["anechoic", "office", "living_room", "kitchen", "meeting_room", "car_cabin"],
              "noise": ["preset", "none", "white", "pink", "babble"], "snr_db": [5.0, 40.0],
-             "echo_gain": [0.0, 1.0], "geometries": 4}
+             "echo_gain": [0.0, 1.0], "geometries": 4, "tts": None}
 
 
 def draw_room(rng, randomize: dict) -> dict:
@@ -71,6 +73,19 @@ def draw_room_seed(rng, randomize: dict) -> int | None:
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
         raise ValueError(f"randomize: geometries={n!r}: expected a positive integer (placements per preset) or null")
     return int(rng.integers(n))
+
+
+def draw_tts(rng, randomize: dict) -> str | None:
+    """The episode's TTS back end: one of ``tts``, or None (the env's own)."""
+    choices = {**RANDOMIZE, **randomize}["tts"]
+    if choices is None:
+        return None
+    from ..render.registry import BACKENDS
+
+    if isinstance(choices, str) or not choices or any(c not in BACKENDS for c in choices):
+        raise ValueError(f"randomize: tts={choices!r}: expected a non-empty list of TTS back ends among "
+                         f"{list(BACKENDS)}, or null (the env's tts)")
+    return str(choices[int(rng.integers(len(choices)))])
 
 
 def load_scenes(scene_sets, split: str = "train") -> list:
@@ -101,7 +116,8 @@ class TurnTakingEnv(gym.Env):
     ``options["scene"]`` picks the scene: ``"kind"`` (default: a scene kind uniformly, then one of
     its scenes, so that 280 multi-party scenes do not drown 70 of each FDB kind) or ``"scene"``;
     ``randomize``: ``True`` (``RANDOMIZE``) or a dict overriding some of its keys: a room drawn per
-    episode (``info["room"]`` at reset says which); ``room`` is then only the first one.
+    episode (``info["room"]`` at reset says which), and with ``tts`` a TTS back end
+    (``info["tts"]``); ``room`` and ``tts`` are then only the first ones.
     """
 
     metadata = {"render_modes": ["rgb_array"], "render_fps": 12.5}
@@ -128,6 +144,7 @@ class TurnTakingEnv(gym.Env):
         if self.randomize is not None:
             draw_room(np.random.default_rng(0), self.randomize)  # check the keys now, not at the first reset
             draw_room_seed(np.random.default_rng(0), self.randomize)
+            draw_tts(np.random.default_rng(0), self.randomize)
         self._by_kind: dict[str, list[str]] = {}
         for sc in self.room.scenes:
             self._by_kind.setdefault(sc.kind, []).append(sc.id)
@@ -159,6 +176,9 @@ class TurnTakingEnv(gym.Env):
             seed = draw_room_seed(self.np_random, self.randomize)
             if seed is not None:
                 options.setdefault("room_seed", seed)
+            tts = draw_tts(self.np_random, self.randomize)
+            if tts is not None:
+                options.setdefault("tts", tts)
         obs, info = self.inner.reset(seed=seed, options=options)
         self._obs = obs
         self._return, self._length = 0.0, 0
@@ -199,7 +219,7 @@ class TurnTakingEnv(gym.Env):
         if self.lean_info:
             out = {"teacher": out["teacher"]} if "teacher" in out else {}
         elif "scene_id" in info:  # reset
-            out["room"] = self.room.room_config
+            out["room"], out["tts"] = self.room.room_config, self.room.tts
         return out
 
     def close(self):

@@ -138,7 +138,7 @@ def latency_at_tor(policy_points: list[dict], cascade_points: list[dict], target
 
 
 def run_point(agent, condition, sets=SETS, split: str = "test", limit: int | None = None, out="runs",
-              scoring: dict | None = None, progress: bool = False) -> dict:
+              scoring: dict | None = None, progress: bool = False, tts: str = "espeak") -> dict:
     from ..run import run
     from ..runs import read_episodes
     from .compare import with_mpe
@@ -146,7 +146,7 @@ def run_point(agent, condition, sets=SETS, split: str = "test", limit: int | Non
     lines = []
     for s in sets:
         folder = run(agent, scene_set=s, split=split, limit=limit, out=out, scoring=scoring, progress=progress,
-                     room=condition)
+                     room=condition, tts=tts)
         lines += with_mpe(folder, read_episodes(folder), scoring)
     data = point_data(lines)
     return {"data": data, "summary": summarise(data)}
@@ -154,9 +154,11 @@ def run_point(agent, condition, sets=SETS, split: str = "test", limit: int | Non
 
 def frontier(policy_checkpoint, make_agent, conditions=tuple(CONDITIONS), thresholds=THRESHOLDS,
              endpoints_ms=ENDPOINTS_MS, sets=SETS, split: str = "test", limit: int | None = None, out="runs",
-             scoring: dict | None = None, log=print) -> dict:
+             scoring: dict | None = None, log=print, tts: str = "espeak") -> dict:
     """Both frontiers in each condition, and the latency at pause TOR 0.10. ``make_agent``:
     ``fdenv_agents.make_agent`` (the command line passes it: only it imports the agents).
+    ``tts``: the back end the humans and both agents speak with (``"kokoro"``: the benchmark's
+    voices; the default ``"espeak"`` is what the shipped policies' frontiers were measured with).
     ``scoring``: the runs' scoring settings; default the ``paper`` profile alone (the measures
     here are all ``paper``'s)."""
     scoring = {"profiles": ["paper"]} if scoring is None else scoring
@@ -167,13 +169,13 @@ def frontier(policy_checkpoint, make_agent, conditions=tuple(CONDITIONS), thresh
         room = CONDITIONS[cond]
         pts = {"policy": [], "cascade": []}
         for th in thresholds:
-            agent = make_agent("policy", checkpoint=str(policy_checkpoint), threshold=float(th))
-            p = run_point(agent, room, sets, split, limit, out, scoring)
+            agent = make_agent("policy", checkpoint=str(policy_checkpoint), threshold=float(th), tts=tts)
+            p = run_point(agent, room, sets, split, limit, out, scoring, tts=tts)
             pts["policy"].append({"setting": {"threshold": float(th)}, **p})
             log(f"[{cond}] policy threshold {th}: {_brief(p['summary'])}")
         for ms in endpoints_ms:
-            agent = make_agent("cascade", endpoint_silence_ms=int(ms))
-            p = run_point(agent, room, sets, split, limit, out, scoring)
+            agent = make_agent("cascade", endpoint_silence_ms=int(ms), tts=tts)
+            p = run_point(agent, room, sets, split, limit, out, scoring, tts=tts)
             pts["cascade"].append({"setting": {"endpoint_silence_ms": int(ms)}, **p})
             log(f"[{cond}] cascade endpoint {ms} ms: {_brief(p['summary'])}")
         res[cond] = {"room": room, **pts, "at_tor": latency_at_tor(pts["policy"], pts["cascade"])}

@@ -51,7 +51,7 @@ ACTIONS = {"names": ["silent", "backchannel", "speak"]}
 DEFAULTS = {
     "env": {"sets": ["pause", "backchannel", "turn_taking", "interruption", "mpe"], "split": "train", "room": None,
             "tts": "espeak", "sample_rate": 16000, "content": "gold", "scheduler": None, "balance": "kind",
-            "randomize": True},
+            "randomize": {"tts": ["espeak", "kokoro"]}},
     "rewards": dict(DEFAULT_WEIGHTS),
     "reward_params": {},
     "takeover_s": 0.72,
