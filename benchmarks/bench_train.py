@@ -13,7 +13,7 @@ Three numbers per setting:
 All scenes of the five train sets; the start-up and the first resets are not timed. The clips
 come from the clip cache that ``fdenv-train`` uses (the user's): the script first renders every
 train scene into it with each back end (``fdenv-scenes render <set> --split train --tts ...``:
-seconds once it is warm; Kokoro's about 1.7 hours of this machine's two cores when cold), as a
+seconds once it is warm; Kokoro's 8,300 clips about 2.3 hours on this machine when cold), as a
 training run finds them after its first episodes; ``--cold`` measures with an empty cache instead,
 every episode's speech synthesised anew. The rooms' impulse responses are cached per geometry
 (``randomize.geometries`` placements per preset) within the process, as in training, where the

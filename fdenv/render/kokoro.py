@@ -19,6 +19,7 @@ import hashlib
 import importlib.metadata
 import importlib.resources
 import importlib.util
+import logging
 import os
 import threading
 from pathlib import Path
@@ -166,6 +167,9 @@ class KokoroBackend:
                 with np.load(voices_path) as npz:
                     self._styles = {k: np.asarray(npz[k], np.float32) for k in npz.files}
                 self._model = Kokoro.from_session(create_session(_timed_model()), voices_path)
+                # phonemizer asks for quiet (a null handler), but its warnings ("words count
+                # mismatch", harmless here) still reach the root handlers a Hydra app installs
+                logging.getLogger("phonemizer").propagate = False
             return self._model
 
     def _style(self, voice: str, n_tokens: int) -> np.ndarray:
