@@ -337,3 +337,23 @@ def test_the_reference_carries_its_own_state_through_the_rollouts():
         _, _, state = ref.step(torch.as_tensor(ro.rows[t])[:, None], state, critic=False)
     assert not torch.allclose(ro.ref_state[:, 0], ro.state[:, 0])
     envs.close()
+
+
+def test_fdenv_train_says_when_kokoro_clips_are_not_cached_yet(tmp_path, monkeypatch):
+    """Kokoro drawn with a cold clip cache: one log line with how many clips are missing and the
+    command that renders them; espeak alone, or a warm cache: nothing."""
+    from fdenv.cli.scenes import uncached
+    from fdenv.cli.train import cold_clips_note
+
+    monkeypatch.setenv("FDENV_CACHE_DIR", str(tmp_path))
+    env = {"sets": ["turn_taking"], "split": "val", "tts": "espeak", "sample_rate": 16000,
+           "randomize": {"tts": ["espeak", "kokoro"]}}
+    missing, total = uncached("kokoro", ["turn_taking"], "val")
+    assert missing == total > 100
+    note = cold_clips_note({"env": env})
+    assert f"{total:,} of the {total:,} Kokoro clips" in note
+    assert "fdenv-scenes render <set> --split val --tts kokoro" in note and "turn_taking" in note
+    assert cold_clips_note({"env": {**env, "randomize": {"tts": None}}}) is None
+    assert cold_clips_note({"env": {**env, "randomize": True}}) is None
+    monkeypatch.setattr("fdenv.cli.scenes.uncached", lambda *a, **k: (0, total))  # a warm cache
+    assert cold_clips_note({"env": env}) is None

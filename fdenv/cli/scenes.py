@@ -194,6 +194,21 @@ def render_jobs(renderer, scenes, keys: set[str] | None = None):
             yield texts, voice, turn_keys
 
 
+def uncached(tts: str, sets, split: str, sample_rate: int = 16000) -> tuple[int, int]:
+    """(pieces not on disk, pieces) of every clip the ``sets``' ``split`` scenes play with ``tts``:
+    what a run would synthesise as it goes (``fdenv-scenes render`` puts them there first)."""
+    from ..render import Renderer
+    from ..scene import load_set
+
+    renderer = Renderer(tts, sample_rate)
+    missing = total = 0
+    for name in sets:
+        for _, _, keys in render_jobs(renderer, load_set(name, split)):
+            total += len(keys)
+            missing += sum(not renderer.on_disk(k) for k in keys)
+    return missing, total
+
+
 def _render_set(renderer, name: str, scenes) -> tuple[int, int, int, int]:
     """Distinct clips of ``scenes``: how many, rendered now, on disk already, not writable to disk.
     A clip this process holds in memory but the disk lacks is written, so the next process finds it."""

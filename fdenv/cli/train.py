@@ -70,10 +70,32 @@ def _progress_log(budget_s: float):
     return say
 
 
+def cold_clips_note(cfg: dict) -> str | None:
+    """A line for the log when Kokoro's voices are drawn and many of the train scenes' clips are
+    not in the cache yet (Kokoro synthesises about one clip a second on two cores; espeak's are quick)."""
+    from .scenes import uncached
+
+    env = cfg["env"]
+    drawn = env.get("randomize")
+    backends = set((drawn.get("tts") or []) if isinstance(drawn, dict) else []) | {env["tts"]}
+    if "kokoro" not in backends:
+        return None
+    missing, total = uncached("kokoro", env["sets"], env["split"], env["sample_rate"])
+    if missing < 100:
+        return None
+    return (f"[note] {missing:,} of the {total:,} Kokoro clips of the {env['split']} scenes are not in the clip "
+            f"cache: Kokoro episodes will synthesise them as they start (about one a second on two CPU cores; "
+            f"training runs slower until they are cached). To warm the cache first: fdenv-scenes render <set> "
+            f"--split {env['split']} --tts kokoro, for each of {', '.join(env['sets'])}")
+
+
 def run_job(cfg: dict, out: Path) -> dict:
     from ..train.ppo import train
 
     check_config(cfg)
+    note = cold_clips_note(cfg)
+    if note:
+        log.info(note)
     summary = train({k: v for k, v in cfg.items() if k not in ("out", "compare", "checkpoint", "install")}, out=out,
                     log=_progress_log(float(cfg["time_limit_min"]) * 60))
     ckpt = out / ("best.pt" if cfg.get("checkpoint", "best") == "best" else "policy.pt")
