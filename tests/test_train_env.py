@@ -359,6 +359,21 @@ def test_randomised_training_draws_room_seeds_from_the_pool():
         TurnTakingEnv(scenes=[FINAL], randomize={"geometries": 0}, teacher=False)
 
 
+def test_randomised_episodes_keep_the_callers_seed_apart_from_the_placement():
+    """The placement drawn from the pool (``room_seed``) does not become the episode's seed: two
+    seeds in the same placement give two episodes (humans' timing, noise), the same seed the same."""
+    kw = {"scenes": [FINAL], "randomize": {"rooms": ["office"], "geometries": 1}, "teacher": False,
+          "features": {"history": 1, "n_mels": 8}}
+    env = TurnTakingEnv(**kw)
+    seeds = []
+    for seed in (1, 2, 1):
+        env.reset(seed=seed)
+        seeds.append(env.room.episode.seed)
+    assert seeds[0] != seeds[1] and seeds[0] == seeds[2]
+    env.reset()  # no seed: the env's own stream goes on, as a vector env's autoreset has it
+    assert env.room.episode.seed not in seeds
+
+
 def test_randomised_training_draws_the_voices_back_end_last():
     """``randomize.tts`` draws a back end per episode, each as often; without it nothing is drawn,
     so the rooms of a run without voices in its draws come out as they did before."""

@@ -173,9 +173,9 @@ class TurnTakingEnv(gym.Env):
             options["scene"] = ids[int(self.np_random.integers(len(ids)))]
         if self.randomize is not None and "room" not in options:
             options["room"] = draw_room(self.np_random, self.randomize)
-            seed = draw_room_seed(self.np_random, self.randomize)
-            if seed is not None:
-                options.setdefault("room_seed", seed)
+            room_seed = draw_room_seed(self.np_random, self.randomize)
+            if room_seed is not None:
+                options.setdefault("room_seed", room_seed)
             tts = draw_tts(self.np_random, self.randomize)
             if tts is not None:
                 options.setdefault("tts", tts)
