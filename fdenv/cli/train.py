@@ -81,7 +81,7 @@ def cold_clips_note(cfg: dict) -> str | None:
     if "kokoro" not in backends:
         return None
     missing, total = uncached("kokoro", env["sets"], env["split"], env["sample_rate"])
-    if missing < 100:
+    if missing < 100:  # a few minutes of synthesis at most: not worth a line
         return None
     return (f"[note] {missing:,} of the {total:,} Kokoro clips of the {env['split']} scenes are not in the clip "
             f"cache: Kokoro episodes will synthesise them as they start (about one a second on two CPU cores; "

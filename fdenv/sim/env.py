@@ -136,8 +136,7 @@ class RoomEnv(gym.Env):
         self._room_spec = opts.room(room)
         from ..render import Renderer
 
-        self._renderer = Renderer(backend=tts, sample_rate=sample_rate)
-        self._renderers = {self.tts: self._renderer}  # one per back end met (``options["tts"]``)
+        self._renderers = {self.tts: Renderer(backend=tts, sample_rate=sample_rate)}  # one per back end met
         opts.pinned_voices(self.scenes, self._replays, self._renderer)
         if self._room_spec is None:
             self.n_mics = 1
@@ -224,7 +223,12 @@ class RoomEnv(gym.Env):
             renderer = Renderer(backend=name, sample_rate=self.sample_rate)
             opts.pinned_voices(self.scenes, self._replays, renderer)
             self._renderers[name] = renderer
-        self.tts, self._renderer = name, self._renderers[name]
+        self.tts = name
+
+    @property
+    def _renderer(self):
+        """The renderer of the current back end (``tts``)."""
+        return self._renderers[self.tts]
 
     # ---- stepping ----------------------------------------------------------------------
     def step(self, action):

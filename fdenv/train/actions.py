@@ -146,7 +146,6 @@ class TurnActions(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self.action_space = spaces.Discrete(3)
         self.observation_space = spaces.Dict({"audio": env.observation_space, "own": own_space(),
                                               "playback": spaces.Box(-1.0, 1.0, (self.frame_samples,), np.float32)})
-        self._renderer = None
         self._renderers: dict[tuple[str, int], object] = {}  # (back end, rate): kept across episodes
         self.voice: TurnVoice | None = None
         self._gold: GoldContent | None = None
@@ -159,12 +158,12 @@ class TurnActions(gym.Wrapper, gym.utils.RecordConstructorArgs):
         key = (getattr(base, "tts", "espeak"), sr)  # the room's back end: it may change per episode
         if key not in self._renderers:
             self._renderers[key] = Renderer(backend=key[0], sample_rate=sr)
-        self._renderer = self._renderers[key]
+        renderer = self._renderers[key]
         scene = getattr(base, "scene", None)
-        name = self.voice_name or (voice_map(scene, self._renderer)["__assistant__"] if scene is not None
-                                   else self._renderer.voices[-1])
-        if self.voice is None or self.voice.voice != name or self.voice.renderer is not self._renderer:
-            self.voice = TurnVoice(self._renderer, name, self.frame_samples, self.backchannel_words)
+        name = self.voice_name or (voice_map(scene, renderer)["__assistant__"] if scene is not None
+                                   else renderer.voices[-1])
+        if self.voice is None or self.voice.voice != name or self.voice.renderer is not renderer:
+            self.voice = TurnVoice(renderer, name, self.frame_samples, self.backchannel_words)
         return self.voice
 
     def reset(self, *, seed=None, options=None):
