@@ -165,6 +165,45 @@ def test_training_says_when_the_policy_collapsed_to_silence(tmp_path, monkeypatc
     assert any("collapsed to always-silent" in x for x in said)
 
 
+def test_best_checkpoint_is_a_trained_policy_that_speaks_when_there_is_one(tmp_path, monkeypatch):
+    """Always-silent earns a fair validation return (holding is right on many frames), so the
+    return alone picked an early silent checkpoint; ``best.pt`` is now the best-returning trained
+    policy that speaks, and the best return only when none does."""
+    from fdenv.train import ppo
+
+    # the evaluations' results in order: the untrained start speaks (random), cloning then goes
+    # silent with a better return, then speaks with a worse one, then silent again
+    script = [(-0.88, 40), (-0.50, 0), (-0.70, 12), (-0.30, 0), (-0.90, 0)]
+
+    class Scripted:
+        def __init__(self, cfg):
+            self.calls = 0
+
+        def __call__(self, policy, threshold=None):
+            ret, talk = script[min(self.calls, len(script) - 1)]
+            self.calls += 1
+            return {"val_return": ret, "val_talk_frames": talk, "val_frames": 100,
+                    "val_by_kind": {"turn_taking": ret}, "val_terms": {"latency": ret}}
+
+    monkeypatch.setattr(ppo, "Evaluator", Scripted)
+    cfg = {"env": {"sets": ["turn_taking"], "split": "val", "randomize": True}, "features": {"n_mels": 8},
+           "policy": {"hidden": 8}, "workers": 0, "envs": 1, "chunk": 16, "time_limit_min": 3,
+           "bc": {"frames": 96, "rollout": 32, "minibatch": 2},
+           "ppo": {"frames": 0}, "eval": {"per_set": 1, "every_s": 0}}
+    ppo.train(cfg, out=tmp_path, log=lambda _: None)
+    evals = [json.loads(x) for x in (tmp_path / "metrics.jsonl").read_text().splitlines()]
+    evals = [r for r in evals if r.get("kind") == "eval"]
+    assert [r["val_return"] for r in evals][:4] == [-0.88, -0.50, -0.70, -0.30]
+    _, meta = load(tmp_path / "best.pt")
+    assert meta["train"]["val_return"] == -0.70 and meta["train"]["frames"] == evals[2]["frames"] > 0
+
+    key = ppo.selection_key
+    start = {"frames": 0, "collapsed": False, "val_return": -0.88}
+    silent = {"frames": 10, "collapsed": True, "val_return": -0.50}
+    assert key(silent) > key(start)  # the untrained start is not a trained policy that speaks
+    assert key({"frames": 20, "collapsed": False, "val_return": -0.95}) > key(silent)
+
+
 def test_streaming_gru_matches_the_unrolled_sequence():
     """Stepping frame by frame with the carried state gives what training's unroll computes over
     the same frames, including an episode that starts in the middle of the chunk."""

@@ -1,7 +1,8 @@
 """Behaviour cloning from the oracle's decisions, then PPO, for a streaming GRU policy.
 
 ``train(cfg, out)`` runs both phases under one wall-clock budget and writes into ``out``:
-``policy.pt`` (last), ``best.pt`` (best greedy return on the validation episodes), ``bc.pt`` (at the
+``policy.pt`` (last), ``best.pt`` (best greedy validation return among the evaluations where the
+trained policy speaks; ``selection_key``), ``bc.pt`` (at the
 end of behaviour cloning), ``metrics.jsonl`` (one line per update and per evaluation) and
 ``learning_curve.png``.
 
@@ -104,6 +105,13 @@ class _Log:
             f.write(json.dumps(row) + "\n")
         if say and self.echo:
             self.echo(say)
+
+
+def selection_key(res: dict) -> tuple[bool, float]:
+    """How ``best.pt`` is chosen among validation results: a trained policy that speaks beats any
+    that never does (always-silent earns a fair return on scenes where holding is right, and would
+    otherwise be picked whenever cloning starts slow), then the greedy validation return."""
+    return (res["frames"] > 0 and not res["collapsed"], res["val_return"])
 
 
 class Evaluator:
@@ -387,7 +395,7 @@ def train(cfg: dict | None = None, out: str | Path = "runs/train", log=print) ->
     evaluator = Evaluator(cfg)
     logger = _Log(out / "metrics.jsonl", log)
     features = {"sample_rate": cfg["env"]["sample_rate"], **cfg["features"]}
-    best = {"val_return": -math.inf}
+    best = {"val_return": -math.inf, "frames": 0, "collapsed": True}
     frames, update, last_eval = 0, 0, -math.inf
     collapsed_said = False
 
@@ -406,7 +414,7 @@ def train(cfg: dict | None = None, out: str | Path = "runs/train", log=print) ->
                    f"[warning] the policy has collapsed to always-silent: its greedy decisions on "
                    f"{res['val_frames']} validation frames never leave silence")
             collapsed_said = True
-        if res["val_return"] > best["val_return"]:
+        if selection_key(res) > selection_key(best):
             best = res
             policy_io.save(pol, out / "best.pt", features, ACTIONS,
                            {"frames": frames, "phase": phase, "val_return": res["val_return"]})
