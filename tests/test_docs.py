@@ -9,7 +9,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 # Modules whose public classes carry an example (Gymnasium's docstring style).
-DOCTESTED = ("fdenv.sim.env", "fdenv.wrappers", "fdenv.record", "fdenv.score.fdb", "fdenv.score.mpe", "fdenv_agents.base")
+DOCTESTED = ("fdenv.sim.env", "fdenv.wrappers", "fdenv.record", "fdenv.score.fdb", "fdenv.score.mpe", "fdenv_agents.base",
+             "fdenv.room.effort")
 
 
 @pytest.mark.parametrize("name", DOCTESTED)

@@ -16,7 +16,9 @@ impulse responses are used as they come (a reference distance of 1 m): a talker 
 microphone 0 has a direct sound at the clip's own level (reverberation comes on top). The
 loudspeaker's are multiplied by ``d`` (its distance to microphone 0): with ``echo_gain = g`` the
 direct echo at microphone 0 is ``g`` times the action (band-limited: a click's sampled peak is
-0.8-1.0 times that, depending on the fractional delay).
+0.8-1.0 times that, depending on the fractional delay). A talker's responses also carry the
+spectrum of their vocal effort (``spec.vocal_effort_db``, ``effort.py``): a minimum-phase filter
+that keeps normal speech's A-weighted level.
 
 Reverberation. A preset's ``rt60`` is its mid-frequency T30 (mean of the 500 Hz and 1 kHz
 octave bands, ``levels.mid_rt60``). With ``materials`` every surface gets their area-weighted
@@ -65,6 +67,7 @@ import numpy as np
 
 from . import cache as _cache
 from .echo import EchoPath, partition_spectra
+from .effort import apply_filter, effort_filter
 from .geometry import doa as _doa
 from .geometry import mic_layout, place_noise_source, place_talkers
 from .levels import mid_rt60, rms_dba, schroeder_edc_db
@@ -305,8 +308,8 @@ class RoomSim:
         self.absorption, self.probe_rt60 = absorption_for(spec, self.max_order)
         self.filter_delay = filter_delay_samples()
         self._sources = (names, pos)
-        rirs = _room_irs(spec, self.absorption, self.max_order, np.array(pos), self.mic_positions, fs,
-                         self.seed, "irs")
+        rirs = self._voiced(names, _room_irs(spec, self.absorption, self.max_order, np.array(pos),
+                                             self.mic_positions, fs, self.seed, "irs"))
         # Cut every IR where the last of them has decayed by IR_TAIL_DB (Schroeder curve): the
         # image-source tail beyond that is inaudible and costs convolution and echo partitions.
         L = max(1, max(_decay_length(h, IR_TAIL_DB) for per_src in rirs for h in per_src))
@@ -325,6 +328,16 @@ class RoomSim:
         echo = self._irs[ASSISTANT]
         self._echo_length = max(1, max(_decay_length(h, ECHO_TAIL_DB) for h in echo.astype(np.float64)))
 
+    def _voiced(self, names, rirs):
+        """The talkers' responses filtered to their vocal effort's spectrum (``effort.py``; linear
+        and time-invariant, so filtering a response is filtering the voice); other sources as they
+        are (the assistant's loudspeaker and point noise sources do not raise their voices)."""
+        taps = effort_filter(self.spec.vocal_effort_db, self.sample_rate)
+        if taps is None:
+            return rirs
+        return [[apply_filter(h, taps) for h in per_src] if name in self.speakers else per_src
+                for name, per_src in zip(names, rirs)]
+
     @property
     def nbytes(self) -> int:
         """Memory held: the impulse responses, and the echo path's spectra (about twice the
@@ -342,8 +355,8 @@ class RoomSim:
         if not self.simulated:
             return {name: np.ones((1, 1)) for name in self._irs}
         names, pos = self._sources
-        rirs = _room_irs(self.spec, self.absorption, self.max_order, np.array(pos), self.mic_positions,
-                         self.sample_rate, self.seed, "irs")
+        rirs = self._voiced(names, _room_irs(self.spec, self.absorption, self.max_order, np.array(pos),
+                                             self.mic_positions, self.sample_rate, self.seed, "irs"))
         out = {}
         for name, p, per_src in zip(names, pos, rirs):
             arr = np.zeros((self.n_mics, max(len(h) for h in per_src)))

@@ -22,6 +22,8 @@ from typing import Any
 
 import yaml
 
+from .effort import MAX_EFFORT_DB
+
 PRESET_DIR = Path(__file__).resolve().parent / "presets"
 DEFAULT_PRESET = "anechoic"
 MIC_ARRAYS = ("mono", "pair", "circular4")
@@ -149,6 +151,9 @@ class RoomSpec:
     # Their band shape is kept; one factor scales all of them to meet ``rt60`` (sim.absorption_for).
     materials: tuple[tuple[str, str], ...] = ()
     air_absorption: bool = False  # ISO 9613-1 air absorption (pyroomacoustics), per octave band
+    # How far the talkers raise their voices above normal effort, in dB(A) (the Lombard effect):
+    # their speech gets that effort's spectrum (ANSI S3.5-1997, ``effort.py``); 0 normal, 7.1 raised.
+    vocal_effort_db: float = 0.0
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -197,6 +202,7 @@ class RoomSpec:
         snr_db = _number("snr_db", d.get("snr_db", 30.0), -20.0, 100.0)
         noise_dba = _number("noise_dba", d.get("noise_dba", 40.0), 28.0, 77.0)  # the NC 15-70 curves' span
         echo_gain = _number("echo_gain", d.get("echo_gain", 0.0), 0.0, 10.0)
+        effort = _number("vocal_effort_db", d.get("vocal_effort_db", 0.0), 0.0, MAX_EFFORT_DB)
         talkers = d.get("babble_talkers", 6)
         if isinstance(talkers, bool) or not isinstance(talkers, int) or not 1 <= talkers <= 64:
             _fail("babble_talkers", f"expected an integer in [1, 64], got {talkers!r}")
@@ -228,6 +234,9 @@ class RoomSpec:
                 _fail("air_absorption", "the anechoic preset has no room; valid choices: false")
             if float(d.get("rt60") or 0.0) != 0.0:
                 _fail("rt60", "the anechoic preset has no reverberation; valid choices: 0")
+            if effort != 0.0:
+                _fail("vocal_effort_db", "the anechoic preset plays the voices as rendered; valid "
+                      "choices: 0 (choose a room preset for raised voices)")
             return cls(**common)
 
         size = _vector("size", d.get("size"), 3)
@@ -302,7 +311,7 @@ class RoomSpec:
             **common, size=size, rt60=rt60, materials=materials, air_absorption=air, array_position=array_position,
             loudspeaker_offset=ls_off, distance=distance, height=height,
             min_separation_deg=min_sep, wall_margin=margin, noise_sources=tuple(sources),
-            max_order=max_order, seats=tuple(seats),
+            max_order=max_order, seats=tuple(seats), vocal_effort_db=effort,
         )
 
     # ------------------------------------------------------------------ views
