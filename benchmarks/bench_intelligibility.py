@@ -11,10 +11,10 @@ own; one episode per ``--seeds`` entry: each seed draws the room's geometry and 
 human turn is cut from microphone 0 at its played times (0.1 s before, up to 0.25 s of
 reverberation after, never into the next turn) and transcribed with Whisper
 (``fdenv.score.asr.transcribe``) in two decodings (``DECODINGS``): Whisper's own (beam search with
-5 beams, as Whisper is evaluated and faster-whisper decodes by default; no voice-activity filter,
-since the turn is already cut at its played times) and the scorer's (greedy, with faster-whisper's
-Silero VAD filter, chosen for word times on the assistant's clean track: in loud noise the filter
-drops speech before Whisper hears it). Both at temperature 0, so deterministic. The targets are
+5 beams, as Whisper is evaluated and faster-whisper's default beam size, with no fallback to
+sampling; no voice-activity filter, since the turn is already cut at its played times) and the
+scorer's (greedy, with faster-whisper's Silero VAD filter, chosen for word times on the
+assistant's clean track: in loud noise the filter drops speech before Whisper hears it). Both at temperature 0, so deterministic. The targets are
 read on Whisper's decoding. Word error rate: word-level edit distance over the reference words,
 both normalised as the judges normalise (``fdenv.score.text.normalise``: lower case, no
 punctuation, number words to digits), pooled over all turns and seeds. Prints a Markdown table
