@@ -82,7 +82,7 @@ def effort_gain_db(effort_db: float, freqs) -> np.ndarray:
 def effort_filter(effort_db: float, sample_rate: int) -> np.ndarray | None:
     """A causal, minimum-phase FIR with the gain of ``effort_gain_db``; None at normal effort
     (nothing to do). Minimum phase, so that a voice's onset stays where it was (no ringing before
-    it, and at most a sample or two of delay). Designed from the gain sampled on a fine FFT grid
+    it; nearly all of its energy in the first millisecond). Designed from the gain sampled on a fine FFT grid
     through the real cepstrum (the minimum-phase spectrum of that magnitude), cut to
     ``FILTER_S`` with a half-Hann taper."""
     if float(effort_db) == 0.0:
