@@ -14,10 +14,11 @@ reverberation after, never into the next turn) and transcribed with Whisper
 5 beams, as Whisper is evaluated and faster-whisper's default beam size, with no fallback to
 sampling; no voice-activity filter, since the turn is already cut at its played times) and the
 scorer's (greedy, with faster-whisper's Silero VAD filter, chosen for word times on the
-assistant's clean track: in loud noise the filter drops speech before Whisper hears it). Both at temperature 0, so deterministic. The targets are
-read on Whisper's decoding. Word error rate: word-level edit distance over the reference words,
-both normalised as the judges normalise (``fdenv.score.text.normalise``: lower case, no
-punctuation, number words to digits), pooled over all turns and seeds. Prints a Markdown table
+assistant's clean track: in loud noise the filter drops speech before Whisper hears it). Both at
+temperature 0, so deterministic. The targets are read on Whisper's decoding. Word error rate:
+word-level edit distance over the reference words, both normalised as the judges normalise
+(``fdenv.score.text.normalise``: lower case, no punctuation, number words to digits), pooled over
+all turns and seeds. Prints a Markdown table
 with the targets. ``--set FIELD=VALUE`` (repeatable; the value read as JSON, else a string)
 changes a field of every measured room, to see which part of a room costs how many words (its
 reverberation alone, one noise source alone); the table's header then says it is not the presets.

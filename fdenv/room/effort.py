@@ -64,8 +64,7 @@ def band_levels(effort_db: float) -> np.ndarray:
                          "(dB(A) above normal effort: 0 normal, 7.1 raised, 14.6 loud, 23 shouted)")
     levels = np.array(list(EFFORT_DBA.values()))
     table = np.array(list(SPECTRUM_LEVEL_DB.values()))  # (efforts, bands)
-    at = EFFORT_DBA["normal"] + e
-    return np.array([np.interp(at, levels, table[:, b]) for b in range(table.shape[1])])
+    return np.array([np.interp(EFFORT_DBA["normal"] + e, levels, band) for band in table.T])
 
 
 def effort_gain_db(effort_db: float, freqs) -> np.ndarray:
@@ -82,8 +81,8 @@ def effort_gain_db(effort_db: float, freqs) -> np.ndarray:
 def effort_filter(effort_db: float, sample_rate: int) -> np.ndarray | None:
     """A causal, minimum-phase FIR with the gain of ``effort_gain_db``; None at normal effort
     (nothing to do). Minimum phase, so that a voice's onset stays where it was (no ringing before
-    it; nearly all of its energy in the first millisecond). Designed from the gain sampled on a fine FFT grid
-    through the real cepstrum (the minimum-phase spectrum of that magnitude), cut to
+    it; nearly all of its energy in the first millisecond). Designed from the gain sampled on a
+    fine FFT grid through the real cepstrum (the minimum-phase spectrum of that magnitude), cut to
     ``FILTER_S`` with a half-Hann taper."""
     if float(effort_db) == 0.0:
         band_levels(effort_db)  # still range-checked
