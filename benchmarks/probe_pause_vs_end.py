@@ -1,7 +1,7 @@
 """Can a microphone-only policy tell a mid-turn pause from a turn's end, a few frames into the silence?
 
     python benchmarks/probe_pause_vs_end.py [--frames 12] [--rooms anechoic | randomized] [--after 3,4,5]
-                                            [--tts espeak | kokoro] [--lexical]
+                                            [--tts espeak | kokoro] [--lexical] [--scenes] [--seeds 3]
 
 A diagnostic for when-to-speak training (docs/training.md). It plays the train and validation
 splits of the ``pause`` and ``turn_taking`` sets through ``fdenv/WhenToSpeak-v0`` with a silent
@@ -24,6 +24,20 @@ train split: one on the transcript's ending alone (``lexical_features``: its las
 hashed, whether the last is a function word, and its final punctuation; logistic regression), one
 on the acoustic frames and those features together. The three are printed side by side.
 
+``--scenes``: the question as the benchmark asks it, per scene rather than per frame. Every
+frame of every silence after a user's turn in the two sets, from the first ``--after`` frame to
+``MAX_QUIET`` frames in, is kept: in a pause (the turn goes on), after a turn that is the
+assistant's to answer (a ``pause`` or ``final`` turn's end) or between two turns of the same
+speaker (a ``ctx`` turn's end: not the assistant's to take). A classifier trained on the train
+split's frames (``--seeds`` seeds) then plays the validation split's silences with the rule "speak
+at the first frame whose score reaches the threshold", for thresholds ``SCENE_THRESHOLDS``: per
+threshold, the share of pause scenes with a pause taken (pause TOR, as FDB counts it), the share
+of turn-taking scenes answered within ``MAX_QUIET`` frames (turn-taking TOR), their median
+latency (frames of silence heard x 80 ms) and the share of same-speaker gaps taken; and the median
+latency at pause TOR 0.10 along the thresholds (``fdenv.train.frontier.latency_at_tor``, 95 %
+interval over scenes). With ``--lexical`` the transcript is made at the first ``--after`` frame of
+each silence and joins every later frame of it.
+
 ``--rooms randomized``: every episode in a room drawn as in training (office, living room,
 kitchen, car cabin; white, pink, babble or no noise at 5-40 dB SNR; the echo path off, as the
 assistant is silent), instead of the anechoic simulation.
@@ -39,6 +53,7 @@ import numpy as np
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 LEXICAL_S = 5.0  # seconds of microphone 0 transcribed for --lexical
+FRAME_S = 0.08
 HASH_BINS = 256  # buckets of each hashed word feature
 PUNCT = ("?", ".", "!", ",", "-")  # final punctuation classes (besides none)
 # English closed-class words that rarely end a sentence (articles, prepositions, conjunctions,
@@ -49,19 +64,24 @@ and or but because so if when while although though than which who whose where h
 is are was were be been am do does did have has had can could will would shall should may might must
 i you he she we they um uh hmm er like very really just not""".split())
 AFTER = (3, 4, 5)  # default frames of silence after the user's speech at which the observation is kept
+MAX_QUIET = 30  # --scenes: frames of silence (2.4 s) within which a turn counts as answered
+SCENE_THRESHOLDS = (0.5, 0.7, 0.8, 0.9, 0.95, 0.98, 0.99)
+PAUSE, END, GAP = 0, 1, 2  # --scenes: a silence in a pause, after a turn to answer, between one speaker's turns
 ROOMS = {"anechoic": None,
          "randomized": {"rooms": ["office", "living_room", "kitchen", "car_cabin"], "echo_gain": [0.0, 0.0],
                         "noise": ["none", "white", "pink", "babble"]}}
 
 
-def collect(split: str, randomize, after=AFTER, tts: str = "espeak", lexical: bool = False):
-    """(observations, 1 = the turn has ended / 0 = a pause, transcripts) over the split's pause and
-    turn-taking scenes; the transcripts (``lexical``: see the module docstring) are None otherwise."""
+def silent_frames(split: str, randomize, tts: str, transcribe_at: int | None):
+    """Every frame of silence after a user's turn in the split's pause and turn-taking scenes, played
+    with a silent assistant: ``(scene id, silence index, frames of silence heard, the turn before it,
+    the turn now, observation, transcript)``; the transcript (``--lexical``) is made at frame
+    ``transcribe_at`` of each silence (None before it, or without ``transcribe_at``)."""
     from fdenv.train.envs import TurnTakingEnv
 
     env = TurnTakingEnv(scene_sets=["pause", "turn_taking"], split=split, teacher=False, randomize=randomize, tts=tts,
                         features={"history": 24, "normalise": "floor", "playback": True})
-    xs, ys, texts = [], [], []
+    n_silences = 0
     for i, sc in enumerate(env.room.scenes):
         env.reset(seed=i, options={"scene": sc.id})
         last, quiet, done, text = None, 0, False, None
@@ -70,24 +90,80 @@ def collect(split: str, randomize, after=AFTER, tts: str = "espeak", lexical: bo
             done = term or trunc
             lab = info["labels"]
             if lab["speaking"]:
-                quiet, last = 0, lab["turn"]
+                n_silences += quiet > 0
+                quiet, last, text = 0, lab["turn"], None
                 continue
             quiet += 1
-            if lexical and quiet == min(after):
+            if quiet == transcribe_at:
                 text = partial_transcript(env.room.episode)
-            if quiet not in after or last is None or last["id"] is None:
-                continue
-            cur = lab["turn"]
-            if cur["id"] == last["id"] and cur["label"] == "pause":
-                ys.append(0)
-            elif cur["id"] is None and last["label"] in ("pause", "T"):
-                ys.append(1)
-            else:
-                continue
-            xs.append(obs.copy())
-            texts.append(text)
+            if last is not None and last["id"] is not None:
+                yield sc.id, n_silences, quiet, last, lab["turn"], obs, text
+        n_silences += 1
     env.close()
+
+
+def collect(split: str, randomize, after=AFTER, tts: str = "espeak", lexical: bool = False):
+    """(observations, 1 = the turn has ended / 0 = a pause, transcripts) over the split's pause and
+    turn-taking scenes; the transcripts (``lexical``: see the module docstring) are None otherwise."""
+    xs, ys, texts = [], [], []
+    for _, _, quiet, last, cur, obs, text in silent_frames(split, randomize, tts, min(after) if lexical else None):
+        if quiet not in after:
+            continue
+        if cur["id"] == last["id"] and cur["label"] == "pause":
+            ys.append(0)
+        elif cur["id"] is None and last["label"] in ("pause", "T"):
+            ys.append(1)
+        else:
+            continue
+        xs.append(obs.copy())
+        texts.append(text)
     return np.stack(xs), np.array(ys), texts if lexical else None
+
+
+def collect_silences(split: str, randomize, frames: int, first: int, tts: str = "espeak", lexical: bool = False) -> dict:
+    """``--scenes``' data: every frame ``first``..``MAX_QUIET`` of every silence after a user's
+    turn in the split's pause and turn-taking scenes. Arrays ``x`` (the last ``frames`` feature
+    frames), ``kind`` (``PAUSE`` / ``END`` / ``GAP``), ``quiet`` (frames of silence heard),
+    ``silence`` (an index per silence), ``scene`` (scene id per frame) and ``texts`` (``lexical``:
+    the transcript made at frame ``first`` of its silence; else None)."""
+    out = {"x": [], "kind": [], "quiet": [], "silence": [], "scene": [], "texts": []}
+    for sid, silence, quiet, last, cur, obs, text in silent_frames(split, randomize, tts, first if lexical else None):
+        if not first <= quiet <= MAX_QUIET:
+            continue
+        if cur["id"] == last["id"] and cur["label"] == "pause":
+            kind = PAUSE
+        elif cur["id"] is None and last["label"] in ("pause", "final"):
+            kind = END
+        elif cur["id"] is None and last["label"] == "ctx":
+            kind = GAP
+        else:
+            continue
+        for key, value in (("x", obs[-frames:].copy()), ("kind", kind), ("quiet", quiet), ("silence", silence),
+                           ("scene", sid), ("texts", text)):
+            out[key].append(value)
+    return {k: (v if k == "texts" else np.array(v)) for k, v in out.items()}
+
+
+def play_scenes(score: np.ndarray, data: dict, threshold: float) -> dict:
+    """What the rule "speak at the first frame of a silence whose score reaches ``threshold``"
+    does in each scene: ``{"pause": {scene: 1 if a pause was taken}, "tt": {scene: 1 if its turn
+    was answered}, "latency": {scene: s}, "gap": share of same-speaker gaps taken}``."""
+    res = {"pause": {}, "tt": {}, "latency": {}}
+    gaps = []
+    for sil in np.unique(data["silence"]):
+        m = data["silence"] == sil
+        sid, kind = data["scene"][m][0], data["kind"][m][0]
+        hit = np.flatnonzero(score[m] >= threshold)
+        if kind == GAP:
+            gaps.append(len(hit) > 0)
+        elif kind == PAUSE:
+            res["pause"][sid] = max(res["pause"].get(sid, 0), int(len(hit) > 0))
+        elif not sid.startswith("pause"):  # a turn-taking scene's final turn
+            res["tt"][sid] = int(len(hit) > 0)
+            if len(hit):
+                res["latency"][sid] = float(data["quiet"][m][hit[0]] * FRAME_S)
+    res["gap"] = float(np.mean(gaps)) if gaps else float("nan")
+    return res
 
 
 def partial_transcript(episode) -> str:
@@ -159,6 +235,37 @@ def probe(train, val, frames: int, seed: int = 0, hidden: int = 64) -> np.ndarra
         return net(xv)[:, 0].numpy()
 
 
+def scene_report(train: dict, val: dict, frames: int, seeds: int, lexical: bool) -> None:
+    """``--scenes``: per seed and input, the scene-level measures at each threshold and the median
+    latency at pause TOR 0.10."""
+    from fdenv.train.frontier import TARGET_TOR, latency_at_tor
+
+    ends = lambda d: (d["kind"] == END).astype(int)  # noqa: E731
+    inputs = {"sound": (train["x"], val["x"])}
+    if lexical:
+        lex = [np.stack([lexical_features(t) for t in d["texts"]]) for d in (train, val)]
+        inputs["sound + words"] = tuple(np.concatenate([last_frames(d["x"], frames), x], axis=1)
+                                        for d, x in zip((train, val), lex))
+    for name, (xt, xv) in inputs.items():
+        for seed in range(seeds):
+            score = 1 / (1 + np.exp(-probe((xt, ends(train)), (xv, ends(val)), frames, seed=seed)))
+            points = []
+            print(f"{name}, seed {seed}:")
+            for thr in SCENE_THRESHOLDS:
+                r = play_scenes(score, val, thr)
+                lat = list(r["latency"].values())
+                print(f"  threshold {thr:.2f}: pause TOR {np.mean(list(r['pause'].values())):.2f}, turn-taking TOR "
+                      f"{np.mean(list(r['tt'].values())):.2f}, median latency "
+                      f"{np.median(lat) if lat else float('nan'):.2f} s, same-speaker gaps taken {r['gap']:.2f}")
+                points.append({"data": r})
+            at = latency_at_tor(points, [])["policy"]
+            if at["value"] is None:
+                print(f"  median latency at pause TOR {TARGET_TOR:.2f}: off the thresholds' frontier")
+            else:
+                print(f"  median latency at pause TOR {TARGET_TOR:.2f}: {at['value']:.2f} s [{at['lo']:.2f}, "
+                      f"{at['hi']:.2f}] (defined in {at['defined_share']:.0%} of resamples)")
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--frames", type=int, default=12, help="feature frames the classifier sees (default 12: 0.96 s)")
@@ -166,6 +273,9 @@ def main(argv=None) -> None:
     ap.add_argument("--after", default="3,4,5", help="frames of silence (80 ms each) at which to ask (default 3,4,5)")
     ap.add_argument("--tts", default="espeak", choices=("espeak", "kokoro"))
     ap.add_argument("--lexical", action="store_true", help="also transcribe, and compare words, sound and both")
+    ap.add_argument("--scenes", action="store_true", help="play every silence per scene (pause and turn-taking TOR, "
+                                                          "latency) instead of scoring frames")
+    ap.add_argument("--seeds", type=int, default=3, help="--scenes: classifier seeds (default 3)")
     args = ap.parse_args(argv)
     if not 1 <= args.frames <= 24:
         ap.error(f"--frames must be in 1..24 (the observation's history), got {args.frames}")
@@ -175,9 +285,20 @@ def main(argv=None) -> None:
         ap.error(f"--after: comma-separated frame counts, got {args.after!r}")
     if min(after) < 1:
         ap.error(f"--after: frame counts start at 1, got {args.after!r}")
+    if args.seeds < 1:
+        ap.error(f"--seeds must be at least 1, got {args.seeds}")
+    if args.scenes:
+        train, val = (collect_silences(split, ROOMS[args.rooms], args.frames, min(after), args.tts, args.lexical)
+                      for split in ("train", "val"))
+        print(f"tts={args.tts}, rooms={args.rooms}, {args.frames} frames, deciding from {min(after) * FRAME_S:.2f} s "
+              f"into each silence to {MAX_QUIET * FRAME_S:.2f} s; train {len(train['kind'])} frames of "
+              f"{len(np.unique(train['silence']))} silences, validation {len(val['kind'])} frames of "
+              f"{len(np.unique(val['silence']))} silences in {len(np.unique(val['scene']))} scenes")
+        scene_report(train, val, args.frames, args.seeds, args.lexical)
+        return
     train, val = (collect(split, ROOMS[args.rooms], after, args.tts, args.lexical) for split in ("train", "val"))
     y = val[1]
-    asked = [round(a * 0.08, 2) for a in after]
+    asked = [round(a * FRAME_S, 2) for a in after]
     print(f"tts={args.tts}, rooms={args.rooms}, {args.frames} frames, asked {asked} s into the silence; "
           f"train {len(train[1])} observations "
           f"({int(train[1].sum())} ends), validation {len(y)} ({int(y.sum())} ends)")

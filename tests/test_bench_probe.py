@@ -69,3 +69,30 @@ def test_logistic_regression_on_ready_vectors_finds_a_lexical_cue(probe):
 
     train, val = data(300), data(100)
     assert probe.roc_auc(probe.probe(train, val, frames=1, hidden=0), val[1]) > 0.95
+
+
+def test_scene_play_counts_a_pause_scene_once_and_times_the_first_frame_over_the_threshold(probe):
+    P, E, G = probe.PAUSE, probe.END, probe.GAP
+    rows = [  # (silence, scene, kind, frames of silence heard, score)
+        (0, "pause-1", P, 3, 0.2), (0, "pause-1", P, 4, 0.6),                    # a pause taken at >= 0.6
+        (1, "pause-1", P, 3, 0.1), (1, "pause-1", P, 4, 0.7),                    # a second one in the same scene
+        (2, "pause-1", E, 3, 0.9),                                               # the pause turn's end: not timed
+        (3, "pause-2", P, 3, 0.3), (3, "pause-2", P, 4, 0.3),                    # held below 0.6
+        (4, "turn_taking-1", G, 3, 0.65),                                        # one speaker's two turns
+        (5, "turn_taking-1", E, 3, 0.4), (5, "turn_taking-1", E, 4, 0.8), (5, "turn_taking-1", E, 5, 0.95),
+        (6, "turn_taking-2", E, 3, 0.5), (6, "turn_taking-2", E, 4, 0.5),
+    ]
+    data = {"silence": np.array([r[0] for r in rows]), "scene": np.array([r[1] for r in rows]),
+            "kind": np.array([r[2] for r in rows]), "quiet": np.array([r[3] for r in rows])}
+    score = np.array([r[4] for r in rows])
+
+    r = probe.play_scenes(score, data, 0.6)
+    assert r["pause"] == {"pause-1": 1, "pause-2": 0}
+    assert r["tt"] == {"turn_taking-1": 1, "turn_taking-2": 0}
+    assert r["latency"] == {"turn_taking-1": pytest.approx(4 * 0.08)}  # the first frame at or over 0.6
+    assert r["gap"] == 1.0
+    r = probe.play_scenes(score, data, 0.9)
+    assert r["pause"] == {"pause-1": 0, "pause-2": 0} and r["gap"] == 0.0
+    assert r["latency"] == {"turn_taking-1": pytest.approx(5 * 0.08)}
+    r = probe.play_scenes(score, data, 0.99)
+    assert r["tt"] == {"turn_taking-1": 0, "turn_taking-2": 0} and r["latency"] == {}
