@@ -115,3 +115,32 @@ def test_frontier_plays_every_point_with_the_chosen_voices(monkeypatch):
     assert made == [("policy", "kokoro"), ("policy", "kokoro"), ("cascade", "kokoro")]
     assert played == [("policy", "car_cabin", "kokoro")] * 2 + [("cascade", "car_cabin", "kokoro")]
     assert len(res["car_cabin"]["policy"]) == 2
+
+
+def test_frontier_cli_makes_the_report_folder_before_the_runs_and_refuses_a_folder(monkeypatch, tmp_path, capsys):
+    """A report path in a folder that does not exist yet is made before the runs (they may take
+    hours; the report must not be lost at the end), and a path that is a folder fails at once."""
+    import pytest
+
+    from fdenv.cli import compare as cli
+    from fdenv.train import frontier as fr
+
+    report = tmp_path / "new" / "deeper" / "frontier.md"
+    seen = []
+
+    def frontier(*args, **kwargs):
+        seen.append(report.parent.is_dir())  # the folder exists while the runs go
+        p = _point([0, 0], [0.5, 0.5])
+        point = {**p, "summary": fr.summarise(p["data"]), "setting": {"threshold": 0.5}}
+        return {"anechoic": {"policy": [point], "cascade": [], "at_tor": fr.latency_at_tor([point], [])}}
+
+    monkeypatch.setattr(fr, "frontier", frontier)
+    monkeypatch.setattr(fr, "plot", lambda res, folder: [])
+    cli.main(["frontier", "--policy", "p.pt", "--conditions", "anechoic", "--report", str(report)])
+    assert seen == [True]
+    assert report.is_file() and report.with_suffix(".json").is_file()
+
+    seen.clear()
+    with pytest.raises(SystemExit):
+        cli.main(["frontier", "--policy", "p.pt", "--report", str(tmp_path)])
+    assert seen == [] and "is a folder" in capsys.readouterr().err

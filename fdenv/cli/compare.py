@@ -10,6 +10,21 @@ import json
 from pathlib import Path
 
 
+def report_path(parser: argparse.ArgumentParser, report: str | None) -> Path | None:
+    """``--report``'s path with its folder made now, before the runs, so that a path that cannot be
+    written fails at once rather than after hours of runs."""
+    if report is None:
+        return None
+    path = Path(report)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        parser.error(f"--report {report!r}: cannot make its folder ({e}); give a writable path")
+    if path.is_dir():
+        parser.error(f"--report {report!r} is a folder; give a file name, e.g. {str(path / 'report.md')!r}")
+    return path
+
+
 def frontier_main(argv) -> None:
     from fdenv_agents import make_agent
 
@@ -34,12 +49,12 @@ def frontier_main(argv) -> None:
     p.add_argument("--report", default=None, help="write the markdown here, the numbers next to it (.json), "
                                                   "and a plot per condition into its folder")
     args = p.parse_args(argv)
+    report = report_path(p, args.report)
     res = fr.frontier(args.policy, make_agent, args.conditions, args.thresholds, args.endpoints_ms, sets=args.sets,
                       split=args.split, limit=args.limit, out=args.out, tts=args.tts)
     text = fr.markdown(res)
     print(text)
-    if args.report:
-        report = Path(args.report)
+    if report:
         report.write_text(text + "\n")
         fr.save(res, report.with_suffix(".json"))
         for path in fr.plot(res, report.parent):
@@ -74,14 +89,15 @@ def main(argv=None) -> None:
     p.add_argument("--paper-only", action="store_true", help="score the paper profile alone (what the frontier "
                    "runs score: their run folders are reused)")
     args = p.parse_args(argv)
+    report = report_path(p, args.report)
     res = compare(args.policy, args.baseline, args.baseline_kwargs, sets=args.sets, split=args.split, seeds=args.seeds,
                   out=args.out, make_agent=make_agent, policy_kwargs=args.policy_kwargs,
                   room=fr.CONDITIONS[args.condition] if args.condition else None,
                   scoring={"profiles": ["paper"]} if args.paper_only else None)
     print(res["markdown"])
-    if args.report:
-        Path(args.report).write_text(res["markdown"] + "\n")
-        Path(args.report).with_suffix(".json").write_text(json.dumps(res, indent=1))
+    if report:
+        report.write_text(res["markdown"] + "\n")
+        report.with_suffix(".json").write_text(json.dumps(res, indent=1))
 
 
 if __name__ == "__main__":
