@@ -94,6 +94,28 @@ def test_latency_at_a_pause_tor_interpolates_both_frontiers_with_intervals():
     assert text.count("| policy |") == 2 and "Median latency at pause TOR 0.10" in text
 
 
+def test_the_turn_taking_tor_is_read_where_the_latency_is():
+    """A frontier fast only on the few turns it answers shows it: policy points TOR 0 answering 4 of
+    40 turns in 0.6 s and TOR 0.2 answering all in 0.4 s -> at TOR 0.1 latency 0.5 s, turn-taking
+    TOR (0.1 + 1.0) / 2 = 0.55; the cascade answers every turn."""
+    from fdenv.train.frontier import latency_at_tor, markdown, point_data, summarise
+
+    n = 40
+    two_in_ten = [1 if i % 5 == 0 else 0 for i in range(n)]
+    few = [fdb(f"p{i}", "pause_handling", 0) for i in range(n)]
+    few += [fdb(f"t{i}", "turn_taking", int(i < 4), 0.6 if i < 4 else None) for i in range(n)]
+    pol = [{"setting": {}, "data": point_data(few)}, _point(two_in_ten, [0.4] * n)]
+    cas = [_point([0] * n, [1.6] * n), _point(two_in_ten, [1.0] * n)]
+    at = latency_at_tor(pol, cas, n_resamples=300)
+    assert abs(at["policy"]["value"] - 0.5) < 1e-9 and abs(at["tt_policy"]["value"] - 0.55) < 1e-9
+    assert at["tt_cascade"]["value"] == 1.0 and at["tt_cascade"]["lo"] == 1.0
+    assert at["tt_policy"]["lo"] < 0.55 < at["tt_policy"]["hi"]
+    for p in pol + cas:
+        p["summary"] = summarise(p["data"])
+    text = markdown({"anechoic": {"policy": pol, "cascade": cas, "at_tor": at}})
+    assert "turn-taking TOR there: policy 0.550 [" in text and "cascade 1.000 [1.000, 1.000]" in text
+
+
 def test_frontier_plays_every_point_with_the_chosen_voices(monkeypatch):
     """``tts``: the humans' back end (the runs') and both agents' own voices, at every point."""
     from fdenv.train import frontier as fr

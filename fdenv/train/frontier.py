@@ -76,56 +76,66 @@ def summarise(data: dict) -> dict:
     return out
 
 
-def _interp(tors: np.ndarray, lats: np.ndarray, target: float) -> float:
-    """Median latency at pause TOR ``target`` along points (NaN where it is off the frontier)."""
+def _interp(tors: np.ndarray, lats: np.ndarray, target: float, values: np.ndarray | None = None) -> float:
+    """Median latency (or ``values``, one per point) at pause TOR ``target`` along points (NaN where
+    it is off the frontier)."""
+    values = lats if values is None else values
     ok = np.isfinite(tors) & np.isfinite(lats)
-    t, v = tors[ok], lats[ok]
+    t, lat, v = tors[ok], lats[ok], values[ok]
     if len(t) == 0 or target < t.min() - 1e-12 or target > t.max() + 1e-12:
         return float("nan")
-    order = np.lexsort((v, t))  # by TOR, then latency
+    order = np.lexsort((lat, t))  # by TOR, then latency
     t, v = t[order], v[order]
     # at equal TOR keep the lowest latency: the frontier is the best setting at that TOR
     uniq, first = np.unique(t, return_index=True)
     return float(np.interp(target, uniq, v[first]))
 
 
-def _point_values(data: dict, pause_ids, lat_ids, pause_w: np.ndarray, lat_w: np.ndarray) -> tuple[float, float]:
-    """Pause TOR and median latency of a point under scene weights (bootstrap counts)."""
+def _point_values(data: dict, pause_ids, tt_ids, pause_w: np.ndarray, tt_w: np.ndarray) -> tuple[float, float, float]:
+    """Pause TOR, median latency and turn-taking TOR of a point under scene weights (bootstrap
+    counts)."""
     p = np.array([data["pause"].get(s, np.nan) for s in pause_ids])
     ok = np.isfinite(p) & (pause_w > 0)
     tor = float(np.sum(p[ok] * pause_w[ok]) / np.sum(pause_w[ok])) if ok.any() else float("nan")
-    lat = np.array([data["latency"].get(s, np.nan) for s in lat_ids])
-    ok = np.isfinite(lat) & (lat_w > 0)
+    to = np.array([data["tt"].get(s, np.nan) for s in tt_ids])
+    ok = np.isfinite(to) & (tt_w > 0)
+    tt = float(np.sum(to[ok] * tt_w[ok]) / np.sum(tt_w[ok])) if ok.any() else float("nan")
+    lat = np.array([data["latency"].get(s, np.nan) for s in tt_ids])
+    ok = np.isfinite(lat) & (tt_w > 0)
     if not ok.any():
-        return tor, float("nan")
-    vals = np.repeat(lat[ok], lat_w[ok].astype(int))
-    return tor, float(np.median(vals))
+        return tor, float("nan"), tt
+    vals = np.repeat(lat[ok], tt_w[ok].astype(int))
+    return tor, float(np.median(vals)), tt
 
 
 def latency_at_tor(policy_points: list[dict], cascade_points: list[dict], target: float = TARGET_TOR,
                    n_resamples: int = 2000, seed: int = 0) -> dict:
     """Median latency at pause TOR ``target`` for both frontiers and their difference (policy -
-    cascade), each with a 95 % interval from resampling pause and turn-taking scenes."""
+    cascade), each with a 95 % interval from resampling pause and turn-taking scenes; and the
+    turn-taking TOR there (``tt_policy``, ``tt_cascade``): a frontier that answers few turns can be
+    fast at that pause TOR only on the turns it answers."""
     datas = [p["data"] for p in policy_points + cascade_points]
     pause_ids = sorted({s for d in datas for s in d["pause"]})
-    lat_ids = sorted({s for d in datas for s in d["tt"]})
+    tt_ids = sorted({s for d in datas for s in d["tt"]})
     rng = np.random.default_rng(seed)
 
-    def frontier_at(points, pw, lw):
-        vals = [_point_values(p["data"], pause_ids, lat_ids, pw, lw) for p in points]
-        return _interp(np.array([v[0] for v in vals]), np.array([v[1] for v in vals]), target)
+    def frontier_at(points, pw, tw):
+        vals = np.array([_point_values(p["data"], pause_ids, tt_ids, pw, tw) for p in points]).reshape(-1, 3)
+        tors, lats, tts = vals.T
+        return _interp(tors, lats, target), _interp(tors, lats, target, tts)
 
-    ones_p, ones_l = np.ones(len(pause_ids)), np.ones(len(lat_ids))
-    point = {"policy": frontier_at(policy_points, ones_p, ones_l), "cascade": frontier_at(cascade_points, ones_p, ones_l)}
-    boot = {"policy": [], "cascade": [], "diff": []}
+    ones_p, ones_t = np.ones(len(pause_ids)), np.ones(len(tt_ids))
+    (pol, pol_tt), (cas, cas_tt) = frontier_at(policy_points, ones_p, ones_t), frontier_at(cascade_points, ones_p, ones_t)
+    point = {"policy": pol, "cascade": cas, "diff": pol - cas, "tt_policy": pol_tt, "tt_cascade": cas_tt}
+    boot = {k: [] for k in point}
     for _ in range(n_resamples):
         pw = rng.multinomial(len(pause_ids), np.full(len(pause_ids), 1 / len(pause_ids))) if pause_ids else ones_p
-        lw = rng.multinomial(len(lat_ids), np.full(len(lat_ids), 1 / len(lat_ids))) if lat_ids else ones_l
-        a, b = frontier_at(policy_points, pw, lw), frontier_at(cascade_points, pw, lw)
-        boot["policy"].append(a), boot["cascade"].append(b), boot["diff"].append(a - b)
+        tw = rng.multinomial(len(tt_ids), np.full(len(tt_ids), 1 / len(tt_ids))) if tt_ids else ones_t
+        (a, a_tt), (b, b_tt) = frontier_at(policy_points, pw, tw), frontier_at(cascade_points, pw, tw)
+        for key, value in (("policy", a), ("cascade", b), ("diff", a - b), ("tt_policy", a_tt), ("tt_cascade", b_tt)):
+            boot[key].append(value)
     out = {"target_tor": target}
-    for key, value in (("policy", point["policy"]), ("cascade", point["cascade"]),
-                       ("diff", point["policy"] - point["cascade"])):
+    for key, value in point.items():
         b = np.array(boot[key])
         b = b[np.isfinite(b)]
         defined = len(b) / n_resamples
@@ -206,7 +216,9 @@ def markdown(res: dict) -> str:
         a = r["at_tor"]
         lines += ["", f"Median latency at pause TOR {a['target_tor']:.2f}: policy {_cell(a['policy'])}, cascade "
                       f"{_cell(a['cascade'])}, difference {_cell(a['diff'])} "
-                      f"({'policy faster, interval excludes 0' if a['policy_faster'] else 'not shown faster'}).", ""]
+                      f"({'policy faster, interval excludes 0' if a['policy_faster'] else 'not shown faster'}); "
+                      f"turn-taking TOR there: policy {_cell(a.get('tt_policy'))}, cascade "
+                      f"{_cell(a.get('tt_cascade'))}.", ""]
     return "\n".join(lines)
 
 
