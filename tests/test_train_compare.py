@@ -139,6 +139,15 @@ def test_frontier_plays_every_point_with_the_chosen_voices(monkeypatch):
     assert len(res["car_cabin"]["policy"]) == 2
 
 
+def _one_point_frontier() -> dict:
+    """What ``fdenv.train.frontier.frontier`` returns for one policy point in the anechoic room."""
+    from fdenv.train import frontier as fr
+
+    p = _point([0, 0], [0.5, 0.5])
+    point = {**p, "summary": fr.summarise(p["data"]), "setting": {"threshold": 0.5}}
+    return {"anechoic": {"policy": [point], "cascade": [], "at_tor": fr.latency_at_tor([point], [])}}
+
+
 def test_frontier_cli_makes_the_report_folder_before_the_runs_and_refuses_a_folder(monkeypatch, tmp_path, capsys):
     """A report path in a folder that does not exist yet is made before the runs (they may take
     hours; the report must not be lost at the end), and a path that is a folder fails at once."""
@@ -152,9 +161,7 @@ def test_frontier_cli_makes_the_report_folder_before_the_runs_and_refuses_a_fold
 
     def frontier(*args, **kwargs):
         seen.append(report.parent.is_dir())  # the folder exists while the runs go
-        p = _point([0, 0], [0.5, 0.5])
-        point = {**p, "summary": fr.summarise(p["data"]), "setting": {"threshold": 0.5}}
-        return {"anechoic": {"policy": [point], "cascade": [], "at_tor": fr.latency_at_tor([point], [])}}
+        return _one_point_frontier()
 
     monkeypatch.setattr(fr, "frontier", frontier)
     monkeypatch.setattr(fr, "plot", lambda res, folder: [])
@@ -166,3 +173,34 @@ def test_frontier_cli_makes_the_report_folder_before_the_runs_and_refuses_a_fold
     with pytest.raises(SystemExit):
         cli.main(["frontier", "--policy", "p.pt", "--report", str(tmp_path)])
     assert seen == [] and "is a folder" in capsys.readouterr().err
+
+
+def test_frontier_cli_prints_each_point_as_it_ends(monkeypatch, capsys):
+    """A frontier runs for an hour or more, often with its output sent to a file: each point's
+    line is flushed as it is printed, not held in the buffer until the end."""
+    import sys
+
+    from fdenv.cli import compare as cli
+    from fdenv.train import frontier as fr
+
+    flushed = []
+
+    class Out:
+        def write(self, text):
+            return len(text)
+
+        def flush(self):
+            flushed.append(True)
+
+    def frontier(*args, log, **kwargs):
+        real, sys.stdout = sys.stdout, Out()
+        try:
+            log("[anechoic] policy threshold 0.5: ...")
+        finally:
+            sys.stdout = real
+        assert flushed, "the point's line was not flushed"
+        return _one_point_frontier()
+
+    monkeypatch.setattr(fr, "frontier", frontier)
+    cli.main(["frontier", "--policy", "p.pt", "--conditions", "anechoic"])
+    assert "Median latency at pause TOR" in capsys.readouterr().out

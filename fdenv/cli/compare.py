@@ -51,7 +51,8 @@ def frontier_main(argv) -> None:
     args = p.parse_args(argv)
     report = report_path(p, args.report)
     res = fr.frontier(args.policy, make_agent, args.conditions, args.thresholds, args.endpoints_ms, sets=args.sets,
-                      split=args.split, limit=args.limit, out=args.out, tts=args.tts)
+                      split=args.split, limit=args.limit, out=args.out, tts=args.tts,
+                      log=lambda line: print(line, flush=True))  # a point's line as it ends, also into a file
     text = fr.markdown(res)
     print(text)
     if report:
