@@ -62,6 +62,9 @@ class _LoopThread:
         self.loop.run_forever()
 
     def call(self, coro, timeout: float):
+        if self.loop.is_closed() or not self.thread.is_alive():
+            coro.close()  # it would never run: close it rather than leave it unawaited
+            raise RemoteAgentError("the connection's event loop has stopped")
         return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)
 
     def stop(self):

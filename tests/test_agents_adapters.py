@@ -329,3 +329,29 @@ def test_realtime_key_goes_in_a_header_not_in_config(realtime_fake, monkeypatch)
     agent = RealtimeAgent("ws://127.0.0.1:9", api_key_env="FAKE_KEY")
     assert agent._headers() == {"Authorization": "Bearer secret-123"}
     assert "secret-123" not in json.dumps(agent.config())
+
+
+def test_a_call_after_the_event_loop_stopped_fails_and_leaves_no_coroutine_unawaited():
+    """Closing a connection whose loop thread has already stopped used to schedule a coroutine
+    that never ran; Python then warned "coroutine ... was never awaited" at garbage collection,
+    in whichever test was running."""
+    import gc
+    import warnings
+
+    from fdenv_agents.realtime import _LoopThread
+
+    lt = _LoopThread("test-loop")
+    assert lt.call(asyncio.sleep(0, result=7), 2.0) == 7
+    lt.stop()
+
+    async def never():
+        return 1
+
+    coro = never()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with pytest.raises(RemoteAgentError, match="event loop has stopped"):
+            lt.call(coro, 0.5)
+        del coro
+        gc.collect()
+    assert not [w for w in caught if "never awaited" in str(w.message)]
