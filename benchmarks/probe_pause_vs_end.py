@@ -52,8 +52,9 @@ import numpy as np
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
+from fdenv.sim.env import FRAME_S  # noqa: E402  (the env's frame: 80 ms)
+
 LEXICAL_S = 5.0  # seconds of microphone 0 transcribed for --lexical
-FRAME_S = 0.08
 HASH_BINS = 256  # buckets of each hashed word feature
 PUNCT = ("?", ".", "!", ",", "-")  # final punctuation classes (besides none)
 # English closed-class words that rarely end a sentence (articles, prepositions, conjunctions,
@@ -240,7 +241,7 @@ def scene_report(train: dict, val: dict, frames: int, seeds: int, lexical: bool)
     latency at pause TOR 0.10."""
     from fdenv.train.frontier import TARGET_TOR, latency_at_tor
 
-    ends = lambda d: (d["kind"] == END).astype(int)  # noqa: E731
+    yt, yv = ((d["kind"] == END).astype(int) for d in (train, val))
     inputs = {"sound": (train["x"], val["x"])}
     if lexical:
         lex = [np.stack([lexical_features(t) for t in d["texts"]]) for d in (train, val)]
@@ -248,7 +249,7 @@ def scene_report(train: dict, val: dict, frames: int, seeds: int, lexical: bool)
                                         for d, x in zip((train, val), lex))
     for name, (xt, xv) in inputs.items():
         for seed in range(seeds):
-            score = 1 / (1 + np.exp(-probe((xt, ends(train)), (xv, ends(val)), frames, seed=seed)))
+            score = 1 / (1 + np.exp(-probe((xt, yt), (xv, yv), frames, seed=seed)))
             points = []
             print(f"{name}, seed {seed}:")
             for thr in SCENE_THRESHOLDS:
