@@ -2,7 +2,7 @@
 avoids the OpenAI Agents SDK's top-level ``agents`` package)."""
 
 from .base import Agent, TrackPlayer
-from .cascade import CascadeAgent
+from .cascade import CascadeAgent, TurnDetectorAgent
 from .imported import ImportedAgent
 from .keyword import KeywordAgent
 from .moshi import MoshiAgent
@@ -16,17 +16,17 @@ from .talker import TalkerAgent
 
 AGENTS = {"silent": SilentAgent, "talker": TalkerAgent, "oracle": OracleAgent, "scripted": ScriptedAgent,
           "random": RandomAgent, "cascade": CascadeAgent, "keyword": KeywordAgent, "moshi": MoshiAgent,
-          "realtime": RealtimeAgent, "policy": PolicyAgent, "python": ImportedAgent}  # python: your own class (agent.target=MODULE:CLASS)
+          "realtime": RealtimeAgent, "policy": PolicyAgent, "turn_detector": TurnDetectorAgent, "python": ImportedAgent}  # python: your own class (agent.target=MODULE:CLASS)
 
 
 def make_agent(name: str, **kwargs) -> Agent:
     """An agent by name (``silent``, ``talker``, ``oracle``, ``scripted``, ``random``, ``cascade``,
-    ``keyword``, ``moshi``, ``realtime``, ``policy``, ``python`` with ``target="module:Class"``)."""
+    ``keyword``, ``moshi``, ``realtime``, ``policy``, ``turn_detector``, ``python`` with ``target="module:Class"``)."""
     if name not in AGENTS:
         raise ValueError(f"unknown agent {name!r}; valid agents: {sorted(AGENTS)}")
     return AGENTS[name](**kwargs)
 
 
 __all__ = ["Agent", "TrackPlayer", "CascadeAgent", "KeywordAgent", "ImportedAgent", "MoshiAgent", "OracleAgent", "PolicyAgent",
-           "RandomAgent", "RealtimeAgent",
+           "RandomAgent", "RealtimeAgent", "TurnDetectorAgent",
            "RemoteAgentError", "ScriptedAgent", "SilentAgent", "TalkerAgent", "AGENTS", "make_agent"]

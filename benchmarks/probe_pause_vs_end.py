@@ -53,17 +53,11 @@ import numpy as np
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from fdenv.sim.env import FRAME_S  # noqa: E402  (the env's frame: 80 ms)
+# the punctuation classes and closed-class words of the turn detector's features
+from fdenv.train.turn_end import FUNCTION_WORDS, PUNCT  # noqa: E402
 
 LEXICAL_S = 5.0  # seconds of microphone 0 transcribed for --lexical
 HASH_BINS = 256  # buckets of each hashed word feature
-PUNCT = ("?", ".", "!", ",", "-")  # final punctuation classes (besides none)
-# English closed-class words that rarely end a sentence (articles, prepositions, conjunctions,
-# auxiliaries, subject pronouns, fillers): a cue that holds for words never seen in training.
-FUNCTION_WORDS = frozenset("""a an the this these those my your his her our their some any every each no
-to of in on at for with from by about into onto over under between after before through during without
-and or but because so if when while although though than which who whose where how why
-is are was were be been am do does did have has had can could will would shall should may might must
-i you he she we they um uh hmm er like very really just not""".split())
 AFTER = (3, 4, 5)  # default frames of silence after the user's speech at which the observation is kept
 MAX_QUIET = 30  # --scenes: frames of silence (2.4 s) within which a turn counts as answered
 SCENE_THRESHOLDS = (0.5, 0.7, 0.8, 0.9, 0.95, 0.98, 0.99)

@@ -139,6 +139,29 @@ def test_frontier_plays_every_point_with_the_chosen_voices(monkeypatch):
     assert len(res["car_cabin"]["policy"]) == 2
 
 
+def test_frontier_sweeps_the_chosen_agent_with_its_shipped_checkpoint_by_default(monkeypatch):
+    """``policy_agent="turn_detector"``: the cascade with the learned turn-end model is the swept
+    side; no checkpoint: the agent's shipped one (None reaches the agent, not the string 'None')."""
+    from fdenv.train import frontier as fr
+
+    made = []
+
+    def make_agent(name, **kw):
+        made.append((name, kw.get("checkpoint"), kw.get("threshold")))
+        return name
+
+    def run_point(agent, room, sets, split, limit, out, scoring, tts="espeak"):
+        p = _point([0, 0], [0.5, 0.5])
+        return {**p, "summary": fr.summarise(p["data"])}
+
+    monkeypatch.setattr(fr, "run_point", run_point)
+    res = fr.frontier(None, make_agent, conditions=["anechoic"], thresholds=[0.2, 0.8], endpoints_ms=[1000],
+                      log=lambda s: None, policy_agent="turn_detector")
+    assert made == [("turn_detector", None, 0.2), ("turn_detector", None, 0.8), ("cascade", None, None)]
+    assert res["anechoic"]["policy_agent"] == "turn_detector"
+    assert "policy: the turn_detector agent" in fr.markdown(res)
+
+
 def _one_point_frontier() -> dict:
     """What ``fdenv.train.frontier.frontier`` returns for one policy point in the anechoic room."""
     from fdenv.train import frontier as fr

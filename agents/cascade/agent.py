@@ -303,9 +303,15 @@ class CascadeAgent(Agent):
             self._bc += 1
             self._stats["backchannels"] += 1
             turn["bc_speech_ms"] = 0.0
-        if turn["silence_ms"] >= self.endpoint_silence_ms:
+        if turn["silence_ms"] >= self.endpoint_silence_ms or self._ends_early(turn):
             self._turn = None
             self._end_turn(turn)
+
+    def _ends_early(self, turn: dict) -> bool:
+        """Whether the turn ends before ``endpoint_silence_ms`` of silence (never, here; a turn
+        detector decides it from what was said, ``turn_detector.py``). It may leave the turn's
+        transcript in ``turn["text"]``."""
+        return False
 
     def _next_out(self) -> int:
         """The output sample where audio decided now starts (the next frame)."""
@@ -321,10 +327,7 @@ class CascadeAgent(Agent):
             st["false_interruptions"] += 1
             heard["reason"] = "false interruption"
             return
-        t0 = time.perf_counter()
-        prompt = name_prompt(self.assistant_name) if self.name_prompt else None
-        text = self.transcriber.transcribe(np.concatenate(turn["audio"]), prompt)
-        st["asr_s"] += time.perf_counter() - t0
+        text = turn["text"] if "text" in turn else self._transcribe(turn)
         heard["text"] = text
         if not content_words(text) and not text.strip("., ?!"):
             st["empty_turns"] += 1
@@ -351,6 +354,14 @@ class CascadeAgent(Agent):
         st["responses"] += 1
         heard["answered"] = True
         heard["reply"] = reply
+
+    def _transcribe(self, turn: dict) -> str:
+        """The turn's audio so far through the recogniser (its cost counted in ``asr_s``)."""
+        t0 = time.perf_counter()
+        prompt = name_prompt(self.assistant_name) if self.name_prompt else None
+        text = self.transcriber.transcribe(np.concatenate(turn["audio"]), prompt)
+        self._stats["asr_s"] += time.perf_counter() - t0
+        return text
 
     def addressed(self, text: str) -> bool:
         """Whether a heard turn is for the assistant: with the addressee gate, when its name is

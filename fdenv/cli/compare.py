@@ -33,7 +33,10 @@ def frontier_main(argv) -> None:
     p = argparse.ArgumentParser(prog="python -m fdenv.cli.compare frontier",
                                 description="latency against pause TOR and MPE silence: policy thresholds vs "
                                             "cascade endpointing, per room condition")
-    p.add_argument("--policy", required=True, help="a checkpoint from fdenv-train")
+    p.add_argument("--policy", default=None, help="the swept agent's checkpoint (default: its shipped one)")
+    p.add_argument("--policy-agent", default="policy", choices=["policy", "turn_detector"],
+                   help="the agent whose threshold is swept: the GRU policy from fdenv-train, or the cascade "
+                        "with a learned end-of-turn model on words")
     p.add_argument("--conditions", nargs="+", default=list(fr.CONDITIONS), choices=list(fr.CONDITIONS))
     p.add_argument("--thresholds", nargs="+", type=float, default=list(fr.THRESHOLDS))
     p.add_argument("--endpoints-ms", nargs="*", type=int, default=list(fr.ENDPOINTS_MS),
@@ -51,7 +54,7 @@ def frontier_main(argv) -> None:
     args = p.parse_args(argv)
     report = report_path(p, args.report)
     res = fr.frontier(args.policy, make_agent, args.conditions, args.thresholds, args.endpoints_ms, sets=args.sets,
-                      split=args.split, limit=args.limit, out=args.out, tts=args.tts,
+                      split=args.split, limit=args.limit, out=args.out, tts=args.tts, policy_agent=args.policy_agent,
                       log=lambda line: print(line, flush=True))  # a point's line as it ends, also into a file
     text = fr.markdown(res)
     print(text)
@@ -74,7 +77,10 @@ def main(argv=None) -> None:
     from ..train.compare import __doc__ as doc, compare
 
     p = argparse.ArgumentParser(description=doc.split("\n\n")[0])
-    p.add_argument("--policy", required=True, help="a checkpoint from fdenv-train")
+    p.add_argument("--policy", default=None, help="the swept agent's checkpoint (default: its shipped one)")
+    p.add_argument("--policy-agent", default="policy", choices=["policy", "turn_detector"],
+                   help="the agent whose threshold is swept: the GRU policy from fdenv-train, or the cascade "
+                        "with a learned end-of-turn model on words")
     p.add_argument("--baseline", default="cascade")
     p.add_argument("--sets", nargs="+", default=["pause", "turn_taking", "mpe"])
     p.add_argument("--split", default="test")

@@ -10,6 +10,8 @@
 - ``teacher``: the oracle's decisions in that action space (behaviour-cloning targets);
 - ``policy``: a small GRU actor-critic that carries its state between frames; ``ppo``: behaviour
   cloning + PPO (KL early stop) on vector envs;
+- ``turn_end``: a learned end-of-turn model on words and the silence so far, for the
+  ``turn_detector`` agent (trained by ``python -m fdenv.cli.turn_end``);
 - ``compare``: the learned policy against another agent on the scored test split; ``frontier``:
   operating points (speak threshold, endpointing) of both in three room conditions.
 

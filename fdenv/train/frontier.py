@@ -164,9 +164,12 @@ def run_point(agent, condition, sets=SETS, split: str = "test", limit: int | Non
 
 def frontier(policy_checkpoint, make_agent, conditions=tuple(CONDITIONS), thresholds=THRESHOLDS,
              endpoints_ms=ENDPOINTS_MS, sets=SETS, split: str = "test", limit: int | None = None, out="runs",
-             scoring: dict | None = None, log=print, tts: str = "espeak") -> dict:
+             scoring: dict | None = None, log=print, tts: str = "espeak", policy_agent: str = "policy") -> dict:
     """Both frontiers in each condition, and the latency at pause TOR 0.10. ``make_agent``:
     ``fdenv_agents.make_agent`` (the command line passes it: only it imports the agents).
+    ``policy_agent``: the agent whose ``threshold`` is swept (``"policy"``, the GRU of
+    ``fdenv-train``, or ``"turn_detector"``, the cascade with a learned end-of-turn model on
+    words); ``policy_checkpoint``: its checkpoint (None: the shipped one).
     ``tts``: the back end the humans and both agents speak with (``"kokoro"``: the benchmark's
     voices; the default ``"espeak"`` is what the shipped policies' frontiers were measured with).
     ``scoring``: the runs' scoring settings; default the ``paper`` profile alone (the measures
@@ -179,16 +182,18 @@ def frontier(policy_checkpoint, make_agent, conditions=tuple(CONDITIONS), thresh
         room = CONDITIONS[cond]
         pts = {"policy": [], "cascade": []}
         for th in thresholds:
-            agent = make_agent("policy", checkpoint=str(policy_checkpoint), threshold=float(th), tts=tts)
+            agent = make_agent(policy_agent, checkpoint=None if policy_checkpoint is None else str(policy_checkpoint),
+                               threshold=float(th), tts=tts)
             p = run_point(agent, room, sets, split, limit, out, scoring, tts=tts)
             pts["policy"].append({"setting": {"threshold": float(th)}, **p})
-            log(f"[{cond}] policy threshold {th}: {_brief(p['summary'])}")
+            log(f"[{cond}] {policy_agent} threshold {th}: {_brief(p['summary'])}")
         for ms in endpoints_ms:
             agent = make_agent("cascade", endpoint_silence_ms=int(ms), tts=tts)
             p = run_point(agent, room, sets, split, limit, out, scoring, tts=tts)
             pts["cascade"].append({"setting": {"endpoint_silence_ms": int(ms)}, **p})
             log(f"[{cond}] cascade endpoint {ms} ms: {_brief(p['summary'])}")
-        res[cond] = {"room": room, **pts, "at_tor": latency_at_tor(pts["policy"], pts["cascade"])}
+        res[cond] = {"room": room, "policy_agent": policy_agent, **pts,
+                     "at_tor": latency_at_tor(pts["policy"], pts["cascade"])}
     return res
 
 
@@ -204,7 +209,8 @@ def _brief(s: dict) -> str:
 def markdown(res: dict) -> str:
     lines = []
     for cond, r in res.items():
-        lines += [f"### {cond}", "", "| agent | setting | pause TOR | turn-taking TOR | latency median, s | latency p90, s "
+        lines += [f"### {cond}", "", f"policy: the {r.get('policy_agent', 'policy')} agent", "",
+                  "| agent | setting | pause TOR | turn-taking TOR | latency median, s | latency p90, s "
                   "| MPE silence |", "|---|---|---|---|---|---|---|"]
         for who in ("policy", "cascade"):
             for p in r[who]:

@@ -1,0 +1,92 @@
+"""The ``turn_detector`` agent: the cascade with a learned end-of-turn decision on words.
+
+The cascade ends a user's turn after a fixed silence. Here, ``min_endpoint_ms`` into each silence
+of a turn the recogniser transcribes the turn so far (the partial transcript a streaming
+recogniser would hold then), and from then on, at every 32 ms window of the silence, a learned
+model (``fdenv.train.turn_end``: the transcript's ending, its words, whether the assistant's name
+was heard, and how long the silence has lasted) gives P(answer now). The first time it reaches
+``threshold`` the turn ends and is answered; if it never does, the turn ends, as in the cascade,
+after ``endpoint_silence_ms``, its maximum delay. When the user speaks again before that, the next
+silence is judged anew. Everything else (echo handling, barge-in, responder, voice) is the
+cascade's, so a frontier of the two compares only the endpointing.
+
+``checkpoint``: a turn-end model (default the shipped ``fdenv/train/checkpoints/turn_end.json``;
+its hash is in ``config()``). ``threshold``: default the checkpoint's own, chosen on the
+validation split. ``stats()["judged"]``: every judged silence, with its frame, transcript, the
+probability at the first look and, when it answered early, after how long a silence
+(``python -m fdenv.cli.turn_end collect`` labels them to train the model).
+
+Like the cascade, its compute does not delay it: the partial transcript is taken as available
+at the decision, as from a streaming recogniser that keeps up with the audio.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+from .agent import WINDOW_MS, CascadeAgent
+from .text import name_heard
+
+
+class TurnDetectorAgent(CascadeAgent):
+    name = "turn_detector"
+
+    def __init__(self, checkpoint: str | None = None, threshold: float | None = None, min_endpoint_ms: float = 250,
+                 endpoint_silence_ms: float = 1600, *, model=None, **cascade):
+        """Knobs as the module docstring says; the cascade's knobs too. ``model``: a
+        ``fdenv.train.turn_end.TurnEndModel`` instead of a checkpoint (tests, ``collect``)."""
+        from fdenv.train.turn_end import default_checkpoint, load
+
+        super().__init__(endpoint_silence_ms=endpoint_silence_ms, **cascade)
+        if isinstance(min_endpoint_ms, bool) or not isinstance(min_endpoint_ms, (int, float)) \
+                or not WINDOW_MS <= min_endpoint_ms <= endpoint_silence_ms:
+            raise ValueError(f"turn_detector: min_endpoint_ms={min_endpoint_ms!r}; expected a number in "
+                             f"[{WINDOW_MS:.0f}, endpoint_silence_ms={endpoint_silence_ms}]")
+        if threshold is not None and (isinstance(threshold, bool) or not isinstance(threshold, (int, float))
+                                      or not 0.0 <= threshold <= 1.0):
+            raise ValueError(f"turn_detector: threshold={threshold!r}; a probability in [0, 1], or null for the "
+                             "checkpoint's own")
+        self.checkpoint_knob = checkpoint
+        if model is not None:
+            self.turn_end, self._sha = model, "given"
+        else:
+            path = Path(checkpoint) if checkpoint else default_checkpoint()
+            self.turn_end = load(path)
+            self._sha = hashlib.sha256(path.read_bytes()).hexdigest()[:12]
+        self.threshold_knob = threshold
+        self.threshold = float(self.turn_end.threshold if threshold is None else threshold)
+        self.min_endpoint_ms = min_endpoint_ms
+
+    def config(self) -> dict:
+        return {**super().config(), "checkpoint": self.checkpoint_knob or "shipped:turn_end.json",
+                "checkpoint_sha": self._sha, "threshold": self.threshold, "min_endpoint_ms": self.min_endpoint_ms}
+
+    def reset(self, duty, sample_rate, frame_samples, scene=None):
+        super().reset(duty, sample_rate, frame_samples, scene)
+        self._stats["judged"] = []
+        self._stats["early_ends"] = 0
+
+    def _ends_early(self, turn: dict) -> bool:
+        if turn["silence_ms"] < self.min_endpoint_ms:
+            turn.pop("judged", None)  # speech again: the next silence is judged anew
+            return False
+        if turn["overlapped"]:
+            return False
+        judged = turn.get("judged")
+        if judged is None:  # the first window of this silence past min_endpoint_ms: what was said
+            text = self._transcribe(turn)
+            named = name_heard(text, self.assistant_name)
+            judged = turn["judged"] = {"frame": self._k, "t_s": round(self._windows * WINDOW_MS / 1000, 3),
+                                       "silence_s": round(turn["silence_ms"] / 1000, 3), "text": text, "named": named,
+                                       "logit": self.turn_end.text_logit(text, named)}
+            self._stats["judged"].append({k: v for k, v in judged.items() if k != "logit"})
+        p = self.turn_end.prob_after(judged["logit"], turn["silence_ms"] / 1000)
+        if "p" not in self._stats["judged"][-1]:
+            self._stats["judged"][-1]["p"] = round(p, 4)  # at the first look
+        if p < self.threshold:
+            return False
+        self._stats["judged"][-1]["answered_after_s"] = round(turn["silence_ms"] / 1000, 3)
+        turn["text"] = judged["text"]
+        self._stats["early_ends"] += 1
+        return True

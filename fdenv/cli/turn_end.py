@@ -1,0 +1,296 @@
+"""``python -m fdenv.cli.turn_end``: train the ``turn_detector`` agent's end-of-turn model on words.
+
+    python -m fdenv.cli.turn_end collect --split train --out runs/turn_end/train.jsonl
+    python -m fdenv.cli.turn_end collect --split val --out runs/turn_end/val.jsonl
+    python -m fdenv.cli.turn_end fit --train runs/turn_end/train.jsonl --val runs/turn_end/val.jsonl \\
+        --out runs/turn_end/turn_end.json
+
+``collect`` plays the split's pause, turn-taking and MPE scenes (``--limit`` per set) with a
+``turn_detector`` that never answers early (so every silence of ``--min-endpoint-ms`` inside a
+user's turn is judged, and turns end after its ``endpoint_silence_ms``), each scene in a room
+drawn as ``fdenv-train`` draws them (``fdenv.train.envs.RANDOMIZE``: every preset, noise type
+and SNR, echo gain and talker placement; seeded per scene) and natural humans. Each judged
+silence becomes a line: the partial transcript, whether the assistant's name was heard, the
+silence when it was judged, and a label for each frame of the silence from then on until someone
+speaks again (at most up to the long endpoint), from the env (``answer_now``: 1 when the
+assistant should answer now, after a request, a final turn or a pause scene's whole turn; 0
+otherwise: a pause, a gap between one speaker's turns, people talking among themselves). Lines
+are written as each scene ends (``--workers`` processes); a rerun skips scenes already in the
+file.
+
+``fit`` trains ``fdenv.train.turn_end`` on one example per frame of the train silences (its L2
+penalty picked from ``L2S`` by validation log-loss), then plays the validation silences as the
+agent would (answer at the first frame whose probability reaches the threshold) and picks the
+lowest threshold (in steps of 0.01) at which at most ``--max-early`` of the silences that hold a not-to-answer frame
+are answered on one. It prints the per-frame ROC AUC and the rates at that threshold.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+
+from ..sim.env import FRAME_S  # the step between a silence's labels
+
+SETS = ("pause", "turn_taking", "mpe")
+L2S = (0.3, 1.0, 3.0, 10.0)
+_worker: dict = {}
+
+
+def _scene_tasks(split: str, sets, limit: int | None) -> list[tuple[str, str]]:
+    from ..train.envs import load_scenes
+
+    tasks = []
+    for s in sets:
+        scenes = load_scenes([s], split)
+        tasks += [(s, sc.id) for sc in scenes[:limit]]
+    return tasks
+
+
+def play_scene(task: tuple[str, str], split: str, seed: int, min_endpoint_ms: float, tts: str) -> list[dict]:
+    """One scene's decisions, labelled (see the module docstring)."""
+    from fdenv_agents.cascade import TurnDetectorAgent
+
+    from ..sim.env import RoomEnv
+    from ..train.envs import RANDOMIZE, draw_room, draw_room_seed
+    from ..train.turn_end import TurnEndModel, N_FEATURES
+
+    set_name, scene_id = task
+    key = (set_name, split)
+    if key not in _worker:
+        _worker[key] = RoomEnv(scene_set=set_name, split=split, tts=tts)
+    if "agent" not in _worker:  # never early: every silence is judged, the turn ends at the long endpoint
+        _worker["agent"] = TurnDetectorAgent(model=TurnEndModel(np.zeros(N_FEATURES), -50.0, threshold=1.0),
+                                             min_endpoint_ms=min_endpoint_ms, tts=tts)
+    env, agent = _worker[key], _worker["agent"]
+    rng = np.random.default_rng([seed, zlib_id(scene_id)])
+    room = draw_room(rng, {})
+    room_seed = draw_room_seed(rng, RANDOMIZE)
+    obs, info = env.reset(seed=seed, options={"scene": scene_id, "room": room, "room_seed": room_seed})
+    agent.reset(info["duty"], info["sample_rate"], info["frame_samples"])
+    labels = [info["labels"]]
+    while True:
+        obs, _, terminated, truncated, info = env.step(agent.act(obs))
+        labels.append(info["labels"])
+        if terminated or truncated:
+            break
+    last = []  # the label of the latest scripted turn heard by each frame
+    for lab in labels:
+        last.append(lab["turn"]["label"] if lab["turn"]["id"] is not None else (last[-1] if last else None))
+    follow = int(np.ceil((agent.endpoint_silence_ms - min_endpoint_ms) / 1000 / FRAME_S))
+    out = []
+    for d in agent.stats()["judged"]:
+        f = min(d["frame"], len(labels) - 1)
+        ys = []
+        for j in range(f, min(f + follow, len(labels))):
+            if j > f and labels[j]["speaking"]:
+                break  # someone speaks again: the silence is over
+            ys.append(answer_now(labels[j], last[j]))
+        out.append({"set": set_name, "scene_id": scene_id, "room": room, "frame": d["frame"], "text": d["text"],
+                    "named": d["named"], "silence_s": d["silence_s"], "expect": labels[f]["expect"],
+                    "last_turn": last[f], "labels": ys})
+    return out
+
+
+def answer_now(labels: dict, last_turn: str | None) -> int:
+    """1 when the assistant should answer at this frame: the env expects a response (after a
+    request or a turn-taking scene's final turn), or a pause scene's turn is over (the benchmark
+    leaves that answer free; it is the answer a user waits for); else 0."""
+    if labels["expect"] == "respond":
+        return 1
+    return int(labels["expect"] == "free" and labels["turn"]["id"] is None and last_turn in ("pause", "final"))
+
+
+def zlib_id(text: str) -> int:
+    import zlib
+
+    return zlib.crc32(text.encode())
+
+
+def _play(args):
+    return args[0], play_scene(*args)
+
+
+def collect(split: str, out: Path, sets=SETS, limit: int | None = None, seed: int = 0, workers: int = 1,
+            min_endpoint_ms: float = 250, tts: str = "espeak",
+            log=lambda line: print(line, flush=True)) -> int:
+    """Labelled decisions of the split's scenes appended to ``out`` (scenes already there are
+    skipped); returns the number of scenes played."""
+    done = set()
+    if out.exists():
+        for line in out.read_text().splitlines():
+            if line.strip():
+                done.add(json.loads(line)["scene_id"])
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tasks = [(t, split, seed, min_endpoint_ms, tts) for t in _scene_tasks(split, sets, limit) if t[1] not in done]
+    if done:
+        log(f"{out}: {len(done)} scenes already there, {len(tasks)} to play")
+    with out.open("a") as f:
+        if workers > 1:
+            import multiprocessing as mp
+
+            with mp.get_context("spawn").Pool(workers) as pool:
+                results = pool.imap(_play, tasks)
+                _write(results, f, len(tasks), log)
+        else:
+            _write(map(_play, tasks), f, len(tasks), log)
+    return len(tasks)
+
+
+def _write(results, f, n: int, log) -> None:
+    for i, (task, lines) in enumerate(results, 1):
+        # a scene without a judged silence still marks the scene as played
+        for line in lines or [{"set": task[0][0], "scene_id": task[0][1], "text": None}]:
+            f.write(json.dumps(line) + "\n")
+        f.flush()
+        if i % 10 == 0 or i == n:
+            log(f"  {i}/{n} scenes")
+
+
+def read_lines(path: Path) -> list[dict]:
+    """The labelled silences of a ``collect`` file (scenes without one are skipped)."""
+    rows = []
+    for i, line in enumerate(Path(path).read_text().splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise ValueError(f"{path}:{i}: not a JSON line ({e}); remove it or collect again") from None
+        if row.get("text") is None:
+            continue
+        if not isinstance(row.get("labels"), list) or not row["labels"]:
+            raise ValueError(f"{path}:{i}: no per-frame \"labels\"; a file from an older collect? collect again")
+        rows.append(row)
+    if not rows:
+        raise ValueError(f"{path}: no labelled silences; run `python -m fdenv.cli.turn_end collect` first")
+    return rows
+
+
+def examples(rows: list[dict]) -> tuple[list[str], list[bool], list[float], list[int]]:
+    """One example per frame of each silence: (texts, name flags, silence so far, labels)."""
+    texts, named, silence, labels = [], [], [], []
+    for r in rows:
+        for i, y in enumerate(r["labels"]):
+            texts.append(r["text"])
+            named.append(bool(r["named"]))
+            silence.append(float(r["silence_s"]) + i * FRAME_S)
+            labels.append(int(y))
+    return texts, named, silence, labels
+
+
+def play(model, rows: list[dict], threshold: float) -> list[tuple[int | None, int | None]]:
+    """Each silence as the agent plays it: (the frame index in it at which P first reaches
+    ``threshold``, that frame's label), or (None, None) when it never does."""
+    out = []
+    for r in rows:
+        z = model.text_logit(r["text"], bool(r["named"]))
+        for i, y in enumerate(r["labels"]):
+            if model.prob_after(z, float(r["silence_s"]) + i * FRAME_S) >= threshold:
+                out.append((i, int(y)))
+                break
+        else:
+            out.append((None, None))
+    return out
+
+
+def rates(model, rows: list[dict], threshold: float) -> dict:
+    """At ``threshold``: the share of silences that hold a not-to-answer frame (a pause, someone
+    else's turn) answered on one (``early_on_negatives``); the share of silences that are the
+    assistant's from their first frame answered early (``early_on_positives``) and the median
+    silence at that answer."""
+    played = play(model, rows, threshold)
+    neg = [y for r, (_, y) in zip(rows, played) if 0 in r["labels"]]
+    pos = [(i, y, r) for r, (i, y) in zip(rows, played) if r["labels"][0] == 1]
+    answered = [float(r["silence_s"]) + i * FRAME_S for i, y, r in pos if y == 1]
+    return {"early_on_negatives": float(np.mean([y == 0 for y in neg])) if neg else 0.0,
+            "early_on_positives": len(answered) / len(pos) if pos else 0.0,
+            "median_silence_s": float(np.median(answered)) if answered else None,
+            "negatives": len(neg), "positives": len(pos)}
+
+
+def pick_threshold(model, rows: list[dict], max_early: float) -> float:
+    """The lowest threshold, in steps of 0.01, at which at most ``max_early`` of the silences with
+    a not-to-answer frame are answered on one (1.0 when none is that low)."""
+    for thr in np.round(np.arange(0.01, 1.0, 0.01), 2):
+        if rates(model, rows, float(thr))["early_on_negatives"] <= max_early:
+            return float(thr)
+    return 1.0
+
+
+def roc_auc(score: np.ndarray, y: np.ndarray) -> float:
+    from scipy.stats import rankdata
+
+    rank = rankdata(score)
+    pos = y == 1
+    return float((rank[pos].sum() - pos.sum() * (pos.sum() + 1) / 2) / (pos.sum() * (~pos).sum()))
+
+
+def fit_main(train: Path, val: Path, out: Path, max_early: float = 0.05, log=print) -> dict:
+    from ..train.turn_end import fit
+
+    tt, tn, ts, ty = examples(read_lines(train))
+    vrows = read_lines(val)
+    vt, vn, vs, vy = examples(vrows)
+    vy_ = np.array(vy)
+    best = None
+    for l2 in L2S:
+        model = fit(tt, tn, ty, ts, l2=l2)
+        p = np.clip(np.array([model.prob(t, n, s) for t, n, s in zip(vt, vn, vs)]), 1e-9, 1 - 1e-9)
+        nll = float(-np.mean(vy_ * np.log(p) + (1 - vy_) * np.log(1 - p)))
+        log(f"l2 {l2}: validation log-loss {nll:.4f}, ROC AUC {roc_auc(p, vy_):.3f} (per frame)")
+        if best is None or nll < best[0]:
+            best = (nll, l2, model, p)
+    nll, l2, model, p = best
+    model.threshold = pick_threshold(model, vrows, max_early)
+    r = rates(model, vrows, model.threshold)
+    summary = {"l2": l2, "validation": {"silences": len(vrows), "frames": len(vy), "log_loss": round(nll, 4),
+                                        "roc_auc": round(roc_auc(p, vy_), 4), "threshold": round(model.threshold, 6),
+                                        "max_early": max_early, **{k: (round(v, 4) if isinstance(v, float) else v)
+                                                                   for k, v in r.items()}}}
+    model.meta.update({"train": str(train.name), "val": str(val.name), "train_frames": len(ty), **summary})
+    out.parent.mkdir(parents=True, exist_ok=True)
+    model.save(out)
+    log(json.dumps(summary))
+    return summary
+
+
+def main(argv=None) -> None:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    p = argparse.ArgumentParser(prog="python -m fdenv.cli.turn_end", description=__doc__.split("\n\n")[0])
+    sub = p.add_subparsers(dest="cmd", required=True)
+    c = sub.add_parser("collect", help="play a split and write its labelled decisions")
+    c.add_argument("--split", required=True, choices=["train", "val", "test"])
+    c.add_argument("--out", required=True, type=Path, help="a .jsonl file (appended to; scenes in it are skipped)")
+    c.add_argument("--sets", nargs="+", default=list(SETS), choices=list(SETS))
+    c.add_argument("--limit", type=int, default=None, help="scenes per set (default: all)")
+    c.add_argument("--seed", type=int, default=0)
+    c.add_argument("--workers", type=int, default=1)
+    c.add_argument("--min-endpoint-ms", type=float, default=250)
+    c.add_argument("--tts", default="espeak", choices=["espeak", "kokoro"])
+    f = sub.add_parser("fit", help="train the model and pick its threshold")
+    f.add_argument("--train", required=True, type=Path)
+    f.add_argument("--val", required=True, type=Path)
+    f.add_argument("--out", required=True, type=Path, help="the checkpoint (.json)")
+    f.add_argument("--max-early", type=float, default=0.05,
+                   help="share of negative decisions (pauses, other people's turns) allowed to answer early")
+    args = p.parse_args(argv)
+    if args.cmd == "collect":
+        if args.split == "test":
+            print("note: collecting on the test split; never train on it")
+        collect(args.split, args.out, args.sets, args.limit, args.seed, args.workers, args.min_endpoint_ms, args.tts)
+    else:
+        for name in ("train", "val"):
+            if not getattr(args, name).is_file():
+                p.error(f"--{name} {str(getattr(args, name))!r}: no such file; make it with `collect`")
+        if not 0.0 <= args.max_early < 1.0:
+            p.error(f"--max-early {args.max_early}: expected a share in [0, 1)")
+        fit_main(args.train, args.val, args.out, args.max_early)
+
+
+if __name__ == "__main__":
+    main()

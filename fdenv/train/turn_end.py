@@ -1,0 +1,164 @@
+"""A learned end-of-turn model on words: P(the assistant should answer now | what was said, how
+long the silence has lasted).
+
+What a streaming recogniser has heard when the user falls silent is the strongest cue to whether
+the turn is over (a sentence that stops on "the" or "and" is not; one that ends on a question is),
+and, with several people in the room, to whether the turn was for the assistant. The silence
+itself is the other cue: the longer it lasts, the likelier the turn is over. The
+``turn_detector`` agent transcribes the turn a short silence into it and then, at every 32 ms of
+that silence, answers when the model is sure enough: at once after a finished question, later
+after an ambiguous ending, not before its long endpointing silence after a cut-off sentence.
+
+The model is a logistic regression on ``features``: the transcript's final punctuation, whether
+its last word is a closed-class word (``FUNCTION_WORDS``), whether it is empty, its length,
+whether the assistant's name was heard (the agent decides that with the cascade's fuzzy name
+match), and the silence so far as steps at ``SILENCE_STEPS_S``. Words and silence add up in the
+logit, so the transcript sets how long a silence the model needs. The words themselves (hashed
+last words, a bag of words) are left out: the splits' sentences are disjoint, and on the
+validation split they lowered the per-frame ROC AUC on pause and turn-taking silences from 0.79
+and 0.89-0.91 to 0.67-0.72 and 0.73-0.80 (raising it on MPE silences from 0.57 to 0.63-0.68;
+``benchmarks/turn_end_features.py``, docs/training.md, "A learned turn detector"). ``fit`` trains it on transcripts labelled by the env at each frame
+of their silence, never at test. A checkpoint is a small JSON file: the settings, the weights, the
+threshold chosen on validation and what it was trained on.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+FORMAT = "fdenv.turn_end/2"
+PUNCT = ("?", ".", "!", ",", "-")  # final punctuation classes (besides none)
+# English closed-class words that rarely end a sentence (articles, prepositions, conjunctions,
+# auxiliaries, subject pronouns, fillers): a cue that holds for words never seen in training.
+FUNCTION_WORDS = frozenset("""a an the this these those my your his her our their some any every each no
+to of in on at for with from by about into onto over under between after before through during without
+and or but because so if when while although though than which who whose where how why
+is are was were be been am do does did have has had can could will would shall should may might must
+i you he she we they um uh hmm er like very really just not""".split())
+# the silence so far: one column per step, 1 once the silence has lasted that long (seconds)
+SILENCE_STEPS_S = (0.4, 0.55, 0.7, 0.85, 1.0, 1.2, 1.4)
+# columns: final punctuation (len(PUNCT) + 1); function word, empty, log(1 + words), name heard;
+# the silence steps
+N_TEXT = len(PUNCT) + 1 + 4
+N_FEATURES = N_TEXT + len(SILENCE_STEPS_S)
+
+
+def _bare(word: str) -> str:
+    return word.strip(".,?!-\"'").lower()
+
+
+def silence_features(silence_s: float) -> np.ndarray:
+    return (silence_s >= np.array(SILENCE_STEPS_S) - 1e-9).astype(np.float32)
+
+
+def features(text: str, named: bool = False, silence_s: float = 0.0) -> np.ndarray:
+    """The transcript and the silence so far as a vector of ``N_FEATURES`` (see the module
+    docstring); ``named``: the assistant's name was heard in it."""
+    return np.concatenate([text_features(text, named), silence_features(silence_s)])
+
+
+def text_features(text: str, named: bool = False) -> np.ndarray:
+    v = np.zeros(N_TEXT, np.float32)
+    words = text.split()
+    bare = [b for b in (_bare(w) for w in words) if b]
+    tail = len(PUNCT) + 1
+    v[tail + 3] = float(named)
+    if not bare:
+        v[tail + 1] = 1.0
+        return v
+    mark = words[-1][-1]
+    v[PUNCT.index(mark) if mark in PUNCT else len(PUNCT)] = 1.0
+    v[tail] = float(bare[-1] in FUNCTION_WORDS)
+    v[tail + 2] = float(np.log1p(len(bare)))
+    return v
+
+
+class TurnEndModel:
+    """``prob(text, named)``: P(answer now). ``threshold``: the decision threshold chosen on
+    validation (the agent's default). ``meta``: what it was trained on."""
+
+    def __init__(self, weights: np.ndarray, bias: float, threshold: float = 0.5, meta: dict | None = None):
+        weights = np.asarray(weights, np.float64)
+        if weights.shape != (N_FEATURES,):
+            raise ValueError(f"turn-end model: {weights.shape[0] if weights.ndim == 1 else weights.shape} weights, "
+                             f"the features have {N_FEATURES}; retrain it with this version of fdenv")
+        self.weights, self.bias, self.threshold = weights, float(bias), float(threshold)
+        self.meta = dict(meta or {})
+
+    def prob(self, text: str, named: bool = False, silence_s: float = 0.0) -> float:
+        return self.prob_after(self.text_logit(text, named), silence_s)
+
+    def text_logit(self, text: str, named: bool = False) -> float:
+        """The words' part of the logit (computed once per silence: the words do not change in it)."""
+        return float(text_features(text, named) @ self.weights[:N_TEXT] + self.bias)
+
+    def prob_after(self, text_logit: float, silence_s: float) -> float:
+        """P(answer now) with the words' logit after ``silence_s`` seconds of silence."""
+        z = text_logit + float(silence_features(silence_s) @ self.weights[N_TEXT:])
+        return float(1.0 / (1.0 + np.exp(-z)))
+
+    def save(self, path: str | Path) -> None:
+        Path(path).write_text(json.dumps({"format": FORMAT, "silence_steps_s": list(SILENCE_STEPS_S),
+                                          "threshold": self.threshold,
+                                          "bias": self.bias, "weights": [round(float(w), 6) for w in self.weights],
+                                          "meta": self.meta}, indent=1))
+
+
+def load(path: str | Path) -> TurnEndModel:
+    """A checkpoint written by ``TurnEndModel.save``; a clear error for anything else."""
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise FileNotFoundError(f"{path}: no such turn-end checkpoint; train one with "
+                                "`python -m fdenv.cli.turn_end fit` or leave the checkpoint unset for the shipped one") from None
+    except json.JSONDecodeError as e:
+        raise ValueError(f"{path}: not a turn-end checkpoint (not JSON: {e})") from None
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise ValueError(f"{path}: not a turn-end checkpoint (expected \"format\": \"{FORMAT}\")")
+    if data.get("silence_steps_s") != list(SILENCE_STEPS_S):
+        raise ValueError(f"{path}: silence_steps_s={data.get('silence_steps_s')!r}, this fdenv uses "
+                         f"{list(SILENCE_STEPS_S)}; retrain it")
+    return TurnEndModel(np.array(data["weights"]), data["bias"], data.get("threshold", 0.5), data.get("meta"))
+
+
+def fit(texts: list[str], named: list[bool], labels: list[int], silence_s: list[float] | None = None,
+        l2: float = 1.0) -> TurnEndModel:
+    """Logistic regression with an L2 penalty ``l2`` (on the weights, not the bias), fitted with
+    L-BFGS: deterministic, so the same data gives the same checkpoint. One example per (transcript,
+    silence so far, label); ``silence_s`` None: all at no silence."""
+    silence_s = [0.0] * len(labels) if silence_s is None else silence_s
+    if not len(texts) == len(named) == len(silence_s) == len(labels):
+        raise ValueError(f"fit: {len(texts)} texts, {len(named)} name flags, {len(silence_s)} silences and "
+                         f"{len(labels)} labels; expected one each")
+    y = np.asarray(labels, np.float64)
+    if not np.isin(y, (0, 1)).all() or len(np.unique(y)) < 2:
+        raise ValueError("fit: labels must be 0 and 1, with both present")
+    cache: dict = {}  # many examples share a transcript
+    x = np.stack([np.concatenate([cache.setdefault((t, n), text_features(t, n)), silence_features(s)])
+                  for t, n, s in zip(texts, named, silence_s)]).astype(np.float64)
+    wb = fit_logistic(x, y, l2)
+    return TurnEndModel(wb[:-1], wb[-1], meta={"examples": len(y), "positives": int(y.sum()), "l2": l2})
+
+
+def fit_logistic(x: np.ndarray, y: np.ndarray, l2: float) -> np.ndarray:
+    """Weights and bias (last) of an L2-penalised logistic regression of ``y`` on ``x`` (L-BFGS)."""
+    from scipy.optimize import minimize
+
+    def loss(wb):
+        w, b = wb[:-1], wb[-1]
+        z = x @ w + b
+        # log(1 + e^z) - y z, stably
+        nll = np.sum(np.logaddexp(0.0, z) - y * z)
+        p = 1.0 / (1.0 + np.exp(-z))
+        g = np.concatenate([x.T @ (p - y) + l2 * w, [np.sum(p - y)]])
+        return nll + 0.5 * l2 * w @ w, g
+
+    return minimize(loss, np.zeros(x.shape[1] + 1), jac=True, method="L-BFGS-B", options={"maxiter": 2000}).x
+
+
+def default_checkpoint() -> Path:
+    return Path(__file__).parent / "checkpoints" / "turn_end.json"

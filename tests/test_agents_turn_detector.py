@@ -1,0 +1,99 @@
+"""The ``turn_detector`` agent: the cascade, with a turn that ends early when the words say it is
+over. Known answers through the real env (paper timing: the script's gaps exactly), with a fixed
+recogniser so that only the decision is under test."""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+from fdenv.sim.env import RoomEnv  # noqa: E402
+from fdenv.train.turn_end import N_FEATURES, N_TEXT, TurnEndModel, fit  # noqa: E402
+from fdenv_agents import AGENTS, TurnDetectorAgent, make_agent  # noqa: E402
+from fdenv_agents.cascade import FixedTranscriber  # noqa: E402
+
+from .helpers import rollout, scene  # noqa: E402
+from .test_agents_cascade import onsets, turn  # noqa: E402
+from .test_turn_end import _toy  # noqa: E402
+
+CONTEXT = "I was reading about railways yesterday."
+QUESTION = "Can you tell me about the history of trains?"
+GAP = 1.0  # shorter than the detector's 1.6 s maximum delay: the cascade would not end the turn there
+TWO_TURNS = scene([
+    {"speaker": "Ann", "text": CONTEXT, "label": "ctx"},
+    {"speaker": "Ann", "text": QUESTION, "label": "final", "gap": GAP},
+], kind="turn_taking", speakers=("Ann",))
+
+
+def constant(bias: float) -> TurnEndModel:
+    return TurnEndModel(np.zeros(N_FEATURES), bias, threshold=0.5)
+
+
+def play(model, texts, **knobs):
+    agent = TurnDetectorAgent(model=model, transcriber=FixedTranscriber(texts), **knobs)
+    rec, _ = rollout(RoomEnv(scene=TWO_TURNS, behaviour="paper"), agent)
+    ctx, final = turn(rec, "ctx"), turn(rec, "final")
+    return agent, onsets(rec), ctx, final
+
+
+def test_sure_it_is_over_it_answers_at_the_short_silence():
+    agent, on, ctx, _ = play(constant(+50.0), [CONTEXT])
+    first = [t for t in on if t > ctx.end][0]
+    # judged at the first 32 ms window with 250 ms of silence; the answer starts in the next frame
+    assert 0.25 <= first - ctx.end <= 0.25 + 0.25, first - ctx.end
+    assert agent.stats()["early_ends"] >= 1 and agent.stats()["judged"][0]["p"] == 1.0
+
+
+def test_sure_it_is_not_over_it_waits_the_long_silence():
+    agent, on, ctx, final = play(constant(-50.0), [CONTEXT, QUESTION])
+    assert not [t for t in on if ctx.end < t < final.start], "answered inside the 1.0 s gap"
+    first = [t for t in on if t > final.end][0]
+    assert 1.6 <= first - final.end <= 1.6 + 0.25, first - final.end
+    assert agent.stats()["early_ends"] == 0 and len(agent.stats()["judged"]) == 2
+
+
+def test_the_words_decide_a_cut_off_sentence_waits_a_question_is_answered_at_once():
+    texts, named, labels = _toy()
+    model = fit(texts, named, labels)
+    cut = "I was reading about railways and the"  # what the recogniser holds after the first turn
+    agent, on, ctx, final = play(model, [cut, QUESTION])
+    assert not [t for t in on if ctx.end < t < final.start], "answered a sentence cut off on 'the'"
+    first = [t for t in on if t > final.end][0]
+    assert 0.25 <= first - final.end <= 0.5, first - final.end
+    judged = agent.stats()["judged"]
+    assert [j["text"] for j in judged] == [cut, QUESTION]
+    assert judged[0]["p"] < 0.5 < judged[1]["p"]
+    assert agent.transcriber.calls == 2  # the early end reuses the partial transcript
+    heard = agent.stats()["heard"][-1]
+    assert heard["text"] == QUESTION and heard["answered"]
+    # decisions carry the frame they were made in: the second one inside the final turn's silence
+    assert final.end <= judged[1]["frame"] * 0.08 <= final.end + 0.5
+
+
+def test_registered_with_its_knobs_in_config_and_bad_knobs_named():
+    assert AGENTS["turn_detector"] is TurnDetectorAgent
+    a = make_agent("turn_detector", model=constant(0.0), threshold=0.3, transcriber=FixedTranscriber([]))
+    cfg = a.config()
+    assert cfg["threshold"] == 0.3 and cfg["min_endpoint_ms"] == 250 and cfg["endpoint_silence_ms"] == 1600
+    assert cfg["checkpoint_sha"] == "given" and "barge_in_ms" in cfg
+    assert TurnDetectorAgent(model=constant(0.0), transcriber=FixedTranscriber([])).threshold == 0.5
+    for knobs, field in (({"min_endpoint_ms": 2000}, "min_endpoint_ms"), ({"threshold": 1.5}, "threshold"),
+                         ({"min_endpoint_ms": True}, "min_endpoint_ms")):
+        with pytest.raises(ValueError, match=field):
+            TurnDetectorAgent(model=constant(0.0), transcriber=FixedTranscriber([]), **knobs)
+    with pytest.raises(FileNotFoundError, match="no such turn-end checkpoint"):
+        TurnDetectorAgent(checkpoint="missing.json", transcriber=FixedTranscriber([]))
+
+
+def test_a_probability_that_rises_with_the_silence_answers_where_it_reaches_the_threshold():
+    model = constant(-2.0)
+    model.weights[N_TEXT:] = 1.0  # logit -2 + steps passed: reaches 1 at 0.7 s
+    agent, on, ctx, _ = play(model, [CONTEXT], threshold=0.7)
+    first = [t for t in on if t > ctx.end][0]
+    assert 0.7 <= first - ctx.end <= 0.7 + 0.25, first - ctx.end
+    judged = agent.stats()["judged"][0]
+    assert judged["p"] < 0.5 and 0.7 <= judged["answered_after_s"] < 0.7 + 0.04

@@ -1,0 +1,190 @@
+"""The learned end-of-turn model on words (``fdenv.train.turn_end``) and its training command
+(``python -m fdenv.cli.turn_end``): features with known columns, a fit that learns a rule it can
+learn and is deterministic, checkpoints that round-trip and refuse what they are not, the
+labels and the threshold the command picks."""
+
+from __future__ import annotations
+
+import json
+import os
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+from fdenv.cli import turn_end as cli  # noqa: E402
+from fdenv.train import turn_end as te  # noqa: E402
+
+TAIL = len(te.PUNCT) + 1  # then: function word, empty, log words, name heard
+
+
+def test_features_read_the_ending_and_the_name_and_the_silence():
+    v = te.features("Could you book it for the", named=False)
+    assert v[TAIL] == 1.0  # ends on a closed-class word
+    assert v[TAIL + 1] == 0.0 and v[TAIL + 3] == 0.0
+    assert v[TAIL + 2] == pytest.approx(np.log1p(6))
+    assert v[len(te.PUNCT)] == 1.0 and v[: len(te.PUNCT)].sum() == 0  # no final punctuation
+    q = te.features("Aria, what time is it?", named=True)
+    assert q[te.PUNCT.index("?")] == 1.0 and q[TAIL + 3] == 1.0 and q[TAIL] == 0.0
+    e = te.features("  ...  ")
+    assert e[TAIL + 1] == 1.0 and e.sum() == 1.0
+    assert te.features("Hello there.").shape == (te.N_FEATURES,)
+    # the words themselves are not features: two sentences with the same ending look the same
+    assert np.array_equal(te.features("I booked the train."), te.features("We missed a film."))
+    # the silence so far: a step per SILENCE_STEPS_S, on once the silence has lasted that long
+    steps = [te.features("Hello.", silence_s=s)[te.N_TEXT:] for s in (0.25, 0.4, 0.9, 5.0)]
+    assert [int(x.sum()) for x in steps] == [0, 1, 4, len(te.SILENCE_STEPS_S)]
+
+
+def _toy(n=120, seed=0):
+    """Finished questions (1) against sentences cut off on a function word (0), drawn from a
+    small vocabulary: a rule the features express."""
+    rng = np.random.default_rng(seed)
+    nouns = ["train", "ticket", "platform", "dinner", "film", "meeting", "bill", "car"]
+    texts, labels = [], []
+    for i in range(n):
+        w = rng.choice(nouns, 3)
+        if i % 2:
+            texts.append(f"When does the {w[0]} leave for the {w[1]}?")
+            labels.append(1)
+        else:
+            texts.append(f"I think the {w[0]} and the {w[2]} go to the")
+            labels.append(0)
+    return texts, [False] * n, labels
+
+
+def test_fit_learns_a_rule_it_can_express_and_is_deterministic():
+    texts, named, labels = _toy()
+    a = te.fit(texts, named, labels)
+    b = te.fit(texts, named, labels)
+    assert np.array_equal(a.weights, b.weights) and a.bias == b.bias
+    vt, vn, vy = _toy(40, seed=1)  # new sentences of the same kinds
+    p = np.array([a.prob(t, n) for t, n in zip(vt, vn)])
+    assert cli.roc_auc(p, np.array(vy)) == 1.0
+    assert p[np.array(vy) == 1].min() > 0.5 > p[np.array(vy) == 0].max()
+    assert a.meta["examples"] == 120 and a.meta["positives"] == 60
+
+
+def test_fit_refuses_bad_labels():
+    with pytest.raises(ValueError, match="both present"):
+        te.fit(["a", "b"], [False, False], [1, 1])
+    with pytest.raises(ValueError, match="one each"):
+        te.fit(["a"], [False, False], [0, 1])
+    with pytest.raises(ValueError, match="one each"):
+        te.fit(["a", "b"], [False, False], [0, 1], silence_s=[0.3])
+
+
+def test_the_silence_term_learns_that_a_long_silence_ends_an_ambiguous_turn():
+    """The same words, a pause while the silence is short and the turn's end once it is long: the
+    model needs a longer silence for them, and the words of a finished question need none."""
+    amb = "we went to the station yesterday"
+    texts, named, labels = _toy()
+    silence = [0.3] * len(texts)
+    for s, y in ((0.3, 0), (0.5, 0), (0.7, 0), (1.0, 1), (1.2, 1), (1.4, 1)):
+        texts, named, labels, silence = texts + [amb] * 20, named + [False] * 20, labels + [y] * 20, silence + [s] * 20
+    m = te.fit(texts, named, labels, silence)
+    z = m.text_logit(amb)
+    assert m.prob_after(z, 0.3) < 0.5 < m.prob_after(z, 1.05)
+    assert m.prob("When does the train leave for the platform?", silence_s=0.3) > 0.5
+    assert m.prob(amb, silence_s=1.05) == pytest.approx(m.prob_after(z, 1.05))
+
+
+def test_checkpoints_round_trip_and_refuse_other_files(tmp_path):
+    texts, named, labels = _toy()
+    m = te.fit(texts, named, labels)
+    m.threshold = 0.7
+    path = tmp_path / "m.json"
+    m.save(path)
+    back = te.load(path)
+    assert back.threshold == 0.7 and back.meta["examples"] == 120
+    assert back.prob(texts[1]) == pytest.approx(m.prob(texts[1]), abs=1e-5)
+    with pytest.raises(FileNotFoundError, match="no such turn-end checkpoint"):
+        te.load(tmp_path / "missing.json")
+    (tmp_path / "bad.json").write_text("{not json")
+    with pytest.raises(ValueError, match="not JSON"):
+        te.load(tmp_path / "bad.json")
+    (tmp_path / "other.json").write_text(json.dumps({"format": "something else"}))
+    with pytest.raises(ValueError, match="format"):
+        te.load(tmp_path / "other.json")
+    data = json.loads(path.read_text())
+    (tmp_path / "short.json").write_text(json.dumps({**data, "weights": data["weights"][:10]}))
+    with pytest.raises(ValueError, match="10 weights"):
+        te.load(tmp_path / "short.json")
+    (tmp_path / "steps.json").write_text(json.dumps({**data, "silence_steps_s": [0.5]}))
+    with pytest.raises(ValueError, match="silence_steps_s"):
+        te.load(tmp_path / "steps.json")
+
+
+def test_the_shipped_checkpoint_loads_with_a_threshold_chosen_on_validation():
+    m = te.load(te.default_checkpoint())
+    assert 0.0 < m.threshold < 1.0
+    v = m.meta["validation"]
+    assert v["early_on_negatives"] <= v["max_early"] + 1e-9 and v["silences"] > 100
+
+
+def _labels(expect, turn_id=None, label=None):
+    return {"expect": expect, "turn": {"id": turn_id, "speaker": None, "label": label, "addressee": None}}
+
+
+def test_the_answer_now_label():
+    assert cli.answer_now(_labels("respond"), "T") == 1
+    assert cli.answer_now(_labels("free"), "pause") == 1  # a pause scene's turn is over
+    assert cli.answer_now(_labels("free"), "final") == 1
+    assert cli.answer_now(_labels("free"), "ctx") == 0  # a gap between one speaker's turns
+    assert cli.answer_now(_labels("may_backchannel", "t1", "pause"), "pause") == 0  # a pause inside the turn
+    assert cli.answer_now(_labels("silent"), "N2") == 0
+    assert cli.answer_now(_labels("yield"), "N4R") == 0
+
+
+def _line(text, labels, scene="s"):
+    return {"scene_id": scene, "text": text, "named": False, "silence_s": 0.256, "labels": labels}
+
+
+def test_silences_are_played_as_the_agent_plays_them_and_the_threshold_holds_the_budget():
+    """A model whose probability rises with the silence: a pause of 5 frames (label 0) is taken
+    only by thresholds low enough to fire within it; an end (label 1) is answered at the first
+    frame over the threshold."""
+    m = te.TurnEndModel(np.zeros(te.N_FEATURES), -2.0)
+    m.weights[te.N_TEXT:] = 1.0  # logit -2 + steps passed: 0.4 s -> -1, 0.55 s -> 0, 0.7 s -> 1, ...
+    pause, end = _line("a", [0] * 5, "p"), _line("b", [1] * 17, "e")
+    first = cli.play(m, [pause, end], 0.5)  # p >= 0.5 once 0.55 s have passed: frame 4 (0.256 + 4 x 0.08)
+    assert first == [(4, 0), (4, 1)]
+    assert cli.play(m, [pause, end], 0.7) == [(None, None), (6, 1)]  # 0.7 s: frame 6, after the pause
+    r = cli.rates(m, [pause, end], 0.7)
+    assert r["early_on_negatives"] == 0.0 and r["early_on_positives"] == 1.0
+    assert r["median_silence_s"] == pytest.approx(0.256 + 6 * 0.08)
+    thr = cli.pick_threshold(m, [pause, end], max_early=0.0)
+    # the pause peaks at P 0.5 (frame 4): the lowest threshold of the 0.01 steps above it
+    assert thr == 0.51 and cli.play(m, [pause, end], thr) == [(None, None), (6, 1)]
+    assert cli.pick_threshold(m, [pause, end], max_early=1.0) == 0.01
+
+
+def test_fit_command_writes_a_checkpoint_and_reports_validation(tmp_path):
+    def write(path, seed):
+        texts, _, labels = _toy(80, seed)
+        path.write_text("\n".join(json.dumps(_line(t, [y] * 6, f"s{i}")) for i, (t, y) in
+                                  enumerate(zip(texts, labels))) + "\n")
+
+    write(tmp_path / "train.jsonl", 0)
+    write(tmp_path / "val.jsonl", 1)
+    lines = []
+    summary = cli.fit_main(tmp_path / "train.jsonl", tmp_path / "val.jsonl", tmp_path / "m.json", max_early=0.05,
+                           log=lines.append)
+    v = summary["validation"]
+    assert v["roc_auc"] == 1.0 and v["early_on_positives"] == 1.0 and v["early_on_negatives"] <= 0.05
+    assert v["median_silence_s"] == pytest.approx(0.256) and v["silences"] == 80 and v["frames"] == 480
+    assert len(lines) == len(cli.L2S) + 1
+    assert te.load(tmp_path / "m.json").meta["validation"]["silences"] == 80
+
+
+def test_unreadable_lines_are_named(tmp_path):
+    (tmp_path / "x.jsonl").write_text('{"scene_id": "a", "text": null}\n{oops\n')
+    with pytest.raises(ValueError, match=r"x.jsonl:2"):
+        cli.read_lines(tmp_path / "x.jsonl")
+    (tmp_path / "y.jsonl").write_text('{"scene_id": "a", "text": null}\n')
+    with pytest.raises(ValueError, match="no labelled silences"):
+        cli.read_lines(tmp_path / "y.jsonl")
+    (tmp_path / "z.jsonl").write_text('{"scene_id": "a", "text": "hi", "named": false, "label": 1}\n')
+    with pytest.raises(ValueError, match="z.jsonl:1.*collect again"):
+        cli.read_lines(tmp_path / "z.jsonl")
