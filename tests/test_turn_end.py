@@ -188,3 +188,35 @@ def test_unreadable_lines_are_named(tmp_path):
     (tmp_path / "z.jsonl").write_text('{"scene_id": "a", "text": "hi", "named": false, "label": 1}\n')
     with pytest.raises(ValueError, match="z.jsonl:1.*collect again"):
         cli.read_lines(tmp_path / "z.jsonl")
+
+
+@pytest.mark.slow
+def test_collect_labels_each_frame_of_each_silence_and_resumes(tmp_path):
+    """Real audio, the real recogniser: one validation pause scene and one turn-taking scene,
+    played in drawn rooms; every judged silence has its transcript and a label per frame (0/1),
+    the turn-taking scene's final turn is labelled 1, and a rerun skips the scenes played."""
+    out = tmp_path / "v.jsonl"
+    assert cli.collect("val", out, sets=("pause", "turn_taking"), limit=1, log=lambda line: None) == 2
+    rows = cli.read_lines(out)
+    assert {r["set"] for r in rows} == {"pause", "turn_taking"}
+    for r in rows:
+        assert r["labels"] and set(r["labels"]) <= {0, 1} and len(r["labels"]) <= 17
+        assert r["silence_s"] >= 0.25 and isinstance(r["text"], str)
+    assert any(r["last_turn"] == "final" and r["labels"][0] == 1 for r in rows if r["set"] == "turn_taking")
+    assert any(r["labels"][0] == 0 for r in rows if r["set"] == "pause")  # a pause inside the turn
+    n = len(out.read_text().splitlines())
+    assert cli.collect("val", out, sets=("pause", "turn_taking"), limit=1, log=lambda line: None) == 0
+    assert len(out.read_text().splitlines()) == n
+
+
+def test_a_judged_silence_is_labelled_frame_by_frame_until_someone_speaks():
+    def lab(expect, turn=None, label=None, speaking=()):
+        return {**_labels(expect, turn, label), "speaking": speaking}
+
+    labels = ([lab("free", "t1", "pause", ("Ann",))] * 3 + [lab("may_backchannel", "t1", "pause")] * 4
+              + [lab("free", "t1", "pause", ("Ann",))] * 3 + [lab("free")] * 30)
+    judged = [{"frame": 4, "text": "I want to", "named": False, "silence_s": 0.256},  # in the pause
+              {"frame": 11, "text": "I want to go.", "named": False, "silence_s": 0.256}]  # after the turn
+    first, second = cli.label_silences(judged, labels, follow=17)
+    assert first["labels"] == [0, 0, 0] and first["last_turn"] == "pause"  # Ann speaks again at frame 7
+    assert second["labels"] == [1] * 17 and second["expect"] == "free"  # cut at the long endpoint

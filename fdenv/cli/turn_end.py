@@ -30,6 +30,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -52,47 +53,59 @@ def _scene_tasks(split: str, sets, limit: int | None) -> list[tuple[str, str]]:
 
 
 def play_scene(task: tuple[str, str], split: str, seed: int, min_endpoint_ms: float, tts: str) -> list[dict]:
-    """One scene's decisions, labelled (see the module docstring)."""
+    """One scene's judged silences, labelled (see the module docstring); the env and the agent
+    are made once per worker process."""
     from fdenv_agents.cascade import TurnDetectorAgent
 
     from ..sim.env import RoomEnv
     from ..train.envs import RANDOMIZE, draw_room, draw_room_seed
-    from ..train.turn_end import TurnEndModel, N_FEATURES
+    from ..train.turn_end import N_FEATURES, TurnEndModel
 
     set_name, scene_id = task
-    key = (set_name, split)
-    if key not in _worker:
-        _worker[key] = RoomEnv(scene_set=set_name, split=split, tts=tts)
+    if (set_name, split) not in _worker:
+        _worker[(set_name, split)] = RoomEnv(scene_set=set_name, split=split, tts=tts)
     if "agent" not in _worker:  # never early: every silence is judged, the turn ends at the long endpoint
         _worker["agent"] = TurnDetectorAgent(model=TurnEndModel(np.zeros(N_FEATURES), -50.0, threshold=1.0),
                                              min_endpoint_ms=min_endpoint_ms, tts=tts)
-    env, agent = _worker[key], _worker["agent"]
-    rng = np.random.default_rng([seed, zlib_id(scene_id)])
+    env, agent = _worker[(set_name, split)], _worker["agent"]
+    rng = np.random.default_rng([seed, zlib.crc32(scene_id.encode())])  # the same room for a scene every time
     room = draw_room(rng, {})
-    room_seed = draw_room_seed(rng, RANDOMIZE)
-    obs, info = env.reset(seed=seed, options={"scene": scene_id, "room": room, "room_seed": room_seed})
+    labels = play_episode(env, agent, {"scene": scene_id, "room": room, "room_seed": draw_room_seed(rng, RANDOMIZE)},
+                          seed)
+    follow = int(np.ceil((agent.endpoint_silence_ms - min_endpoint_ms) / 1000 / FRAME_S))
+    return [{"set": set_name, "scene_id": scene_id, "room": room, **silence}
+            for silence in label_silences(agent.stats()["judged"], labels, follow)]
+
+
+def play_episode(env, agent, options: dict, seed: int) -> list[dict]:
+    """One episode of ``agent`` (not privileged: it never sees the labels); the labels of every
+    frame it was given, in order."""
+    obs, info = env.reset(seed=seed, options=options)
     agent.reset(info["duty"], info["sample_rate"], info["frame_samples"])
     labels = [info["labels"]]
     while True:
         obs, _, terminated, truncated, info = env.step(agent.act(obs))
         labels.append(info["labels"])
         if terminated or truncated:
-            break
+            return labels
+
+
+def label_silences(judged: list[dict], labels: list[dict], follow: int) -> list[dict]:
+    """Each judged silence with the ``answer_now`` label of each of its frames, from the frame it
+    was judged in until someone speaks again, at most ``follow`` frames."""
     last = []  # the label of the latest scripted turn heard by each frame
     for lab in labels:
         last.append(lab["turn"]["label"] if lab["turn"]["id"] is not None else (last[-1] if last else None))
-    follow = int(np.ceil((agent.endpoint_silence_ms - min_endpoint_ms) / 1000 / FRAME_S))
     out = []
-    for d in agent.stats()["judged"]:
+    for d in judged:
         f = min(d["frame"], len(labels) - 1)
         ys = []
         for j in range(f, min(f + follow, len(labels))):
             if j > f and labels[j]["speaking"]:
                 break  # someone speaks again: the silence is over
             ys.append(answer_now(labels[j], last[j]))
-        out.append({"set": set_name, "scene_id": scene_id, "room": room, "frame": d["frame"], "text": d["text"],
-                    "named": d["named"], "silence_s": d["silence_s"], "expect": labels[f]["expect"],
-                    "last_turn": last[f], "labels": ys})
+        out.append({"frame": d["frame"], "text": d["text"], "named": d["named"], "silence_s": d["silence_s"],
+                    "expect": labels[f]["expect"], "last_turn": last[f], "labels": ys})
     return out
 
 
@@ -105,12 +118,6 @@ def answer_now(labels: dict, last_turn: str | None) -> int:
     return int(labels["expect"] == "free" and labels["turn"]["id"] is None and last_turn in ("pause", "final"))
 
 
-def zlib_id(text: str) -> int:
-    import zlib
-
-    return zlib.crc32(text.encode())
-
-
 def _play(args):
     return args[0], play_scene(*args)
 
@@ -120,11 +127,7 @@ def collect(split: str, out: Path, sets=SETS, limit: int | None = None, seed: in
             log=lambda line: print(line, flush=True)) -> int:
     """Labelled decisions of the split's scenes appended to ``out`` (scenes already there are
     skipped); returns the number of scenes played."""
-    done = set()
-    if out.exists():
-        for line in out.read_text().splitlines():
-            if line.strip():
-                done.add(json.loads(line)["scene_id"])
+    done = {row["scene_id"] for _, row in _rows(out)} if out.exists() else set()
     out.parent.mkdir(parents=True, exist_ok=True)
     tasks = [(t, split, seed, min_endpoint_ms, tts) for t in _scene_tasks(split, sets, limit) if t[1] not in done]
     if done:
@@ -151,9 +154,8 @@ def _write(results, f, n: int, log) -> None:
             log(f"  {i}/{n} scenes")
 
 
-def read_lines(path: Path) -> list[dict]:
-    """The labelled silences of a ``collect`` file (scenes without one are skipped)."""
-    rows = []
+def _rows(path: Path):
+    """``(line number, row)`` of each line of a ``collect`` file; a clear error for a bad line."""
     for i, line in enumerate(Path(path).read_text().splitlines(), 1):
         if not line.strip():
             continue
@@ -161,6 +163,15 @@ def read_lines(path: Path) -> list[dict]:
             row = json.loads(line)
         except json.JSONDecodeError as e:
             raise ValueError(f"{path}:{i}: not a JSON line ({e}); remove it or collect again") from None
+        if not isinstance(row, dict) or "scene_id" not in row:
+            raise ValueError(f"{path}:{i}: not a line of `collect` (no scene_id); remove it or collect again")
+        yield i, row
+
+
+def read_lines(path: Path) -> list[dict]:
+    """The labelled silences of a ``collect`` file (scenes without one are skipped)."""
+    rows = []
+    for i, row in _rows(path):
         if row.get("text") is None:
             continue
         if not isinstance(row.get("labels"), list) or not row["labels"]:
