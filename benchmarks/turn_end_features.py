@@ -32,8 +32,10 @@ def _probe():
 
 
 def bag(text: str) -> np.ndarray:
+    from fdenv.train.turn_end import bare_words
+
     v = np.zeros(BAG_BINS, np.float32)
-    for w in {w.strip(".,?!-\"'").lower() for w in text.split()} - {""}:
+    for w in set(bare_words(text)):
         v[zlib.crc32(w.encode()) % BAG_BINS] = 1.0
     return v
 

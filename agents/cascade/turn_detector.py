@@ -73,20 +73,23 @@ class TurnDetectorAgent(CascadeAgent):
             return False
         if turn["overlapped"]:
             return False
-        judged = turn.get("judged")
-        if judged is None:  # the first window of this silence past min_endpoint_ms: what was said
-            text = self._transcribe(turn)
-            named = name_heard(text, self.assistant_name)
-            judged = turn["judged"] = {"frame": self._k, "t_s": round(self._windows * WINDOW_MS / 1000, 3),
-                                       "silence_s": round(turn["silence_ms"] / 1000, 3), "text": text, "named": named,
-                                       "logit": self.turn_end.text_logit(text, named)}
-            self._stats["judged"].append({k: v for k, v in judged.items() if k != "logit"})
-        p = self.turn_end.prob_after(judged["logit"], turn["silence_ms"] / 1000)
-        if "p" not in self._stats["judged"][-1]:
-            self._stats["judged"][-1]["p"] = round(p, 4)  # at the first look
-        if p < self.threshold:
+        judged = turn.get("judged") or self._judge(turn)  # the words do not change within a silence
+        if self.turn_end.prob_after(judged["logit"], turn["silence_ms"] / 1000) < self.threshold:
             return False
         self._stats["judged"][-1]["answered_after_s"] = round(turn["silence_ms"] / 1000, 3)
         turn["text"] = judged["text"]
         self._stats["early_ends"] += 1
         return True
+
+    def _judge(self, turn: dict) -> dict:
+        """What was said, at the first window of a silence past ``min_endpoint_ms``: the transcript
+        and its part of the logit, kept on the turn; an entry in ``stats()["judged"]``."""
+        text = self._transcribe(turn)
+        named = name_heard(text, self.assistant_name)
+        logit = self.turn_end.text_logit(text, named)
+        silence_s = turn["silence_ms"] / 1000
+        self._stats["judged"].append({"frame": self._k, "t_s": round(self._windows * WINDOW_MS / 1000, 3),
+                                      "silence_s": round(silence_s, 3), "text": text, "named": named,
+                                      "p": round(self.turn_end.prob_after(logit, silence_s), 4)})
+        turn["judged"] = {"text": text, "logit": logit}
+        return turn["judged"]

@@ -194,27 +194,33 @@ def examples(rows: list[dict]) -> tuple[list[str], list[bool], list[float], list
     return texts, named, silence, labels
 
 
-def play(model, rows: list[dict], threshold: float) -> list[tuple[int | None, int | None]]:
-    """Each silence as the agent plays it: (the frame index in it at which P first reaches
-    ``threshold``, that frame's label), or (None, None) when it never does."""
+def silence_probs(model, rows: list[dict]) -> list[np.ndarray]:
+    """P(answer now) at each frame of each silence (computed once for a sweep of thresholds)."""
     out = []
     for r in rows:
         z = model.text_logit(r["text"], bool(r["named"]))
-        for i, y in enumerate(r["labels"]):
-            if model.prob_after(z, float(r["silence_s"]) + i * FRAME_S) >= threshold:
-                out.append((i, int(y)))
-                break
-        else:
-            out.append((None, None))
+        out.append(np.array([model.prob_after(z, float(r["silence_s"]) + i * FRAME_S) for i in range(len(r["labels"]))]))
     return out
 
 
-def rates(model, rows: list[dict], threshold: float) -> dict:
+def play(model, rows: list[dict], threshold: float, probs: list[np.ndarray] | None = None
+         ) -> list[tuple[int | None, int | None]]:
+    """Each silence as the agent plays it: (the frame index in it at which P first reaches
+    ``threshold``, that frame's label), or (None, None) when it never does. ``probs``:
+    ``silence_probs(model, rows)``, when already computed."""
+    out = []
+    for r, p in zip(rows, silence_probs(model, rows) if probs is None else probs):
+        hit = np.flatnonzero(p >= threshold)
+        out.append((int(hit[0]), int(r["labels"][hit[0]])) if len(hit) else (None, None))
+    return out
+
+
+def rates(model, rows: list[dict], threshold: float, probs: list[np.ndarray] | None = None) -> dict:
     """At ``threshold``: the share of silences that hold a not-to-answer frame (a pause, someone
     else's turn) answered on one (``early_on_negatives``); the share of silences that are the
     assistant's from their first frame answered early (``early_on_positives``) and the median
     silence at that answer."""
-    played = play(model, rows, threshold)
+    played = play(model, rows, threshold, probs)
     neg = [y for r, (_, y) in zip(rows, played) if 0 in r["labels"]]
     pos = [(i, y, r) for r, (i, y) in zip(rows, played) if r["labels"][0] == 1]
     answered = [float(r["silence_s"]) + i * FRAME_S for i, y, r in pos if y == 1]
@@ -227,8 +233,9 @@ def rates(model, rows: list[dict], threshold: float) -> dict:
 def pick_threshold(model, rows: list[dict], max_early: float) -> float:
     """The lowest threshold, in steps of 0.01, at which at most ``max_early`` of the silences with
     a not-to-answer frame are answered on one (1.0 when none is that low)."""
+    probs = silence_probs(model, rows)
     for thr in np.round(np.arange(0.01, 1.0, 0.01), 2):
-        if rates(model, rows, float(thr))["early_on_negatives"] <= max_early:
+        if rates(model, rows, float(thr), probs)["early_on_negatives"] <= max_early:
             return float(thr)
     return 1.0
 

@@ -46,8 +46,9 @@ N_TEXT = len(PUNCT) + 1 + 4
 N_FEATURES = N_TEXT + len(SILENCE_STEPS_S)
 
 
-def _bare(word: str) -> str:
-    return word.strip(".,?!-\"'").lower()
+def bare_words(text: str) -> list[str]:
+    """The transcript's words, lower case, without surrounding punctuation or quotes."""
+    return [b for b in (w.strip(".,?!-\"'").lower() for w in text.split()) if b]
 
 
 def silence_features(silence_s: float) -> np.ndarray:
@@ -63,7 +64,7 @@ def features(text: str, named: bool = False, silence_s: float = 0.0) -> np.ndarr
 def text_features(text: str, named: bool = False) -> np.ndarray:
     v = np.zeros(N_TEXT, np.float32)
     words = text.split()
-    bare = [b for b in (_bare(w) for w in words) if b]
+    bare = bare_words(text)
     tail = len(PUNCT) + 1
     v[tail + 3] = float(named)
     if not bare:
