@@ -178,6 +178,26 @@ def test_fit_command_writes_a_checkpoint_and_reports_validation(tmp_path):
     assert te.load(tmp_path / "m.json").meta["validation"]["silences"] == 80
 
 
+def test_fit_reads_several_files_as_one_and_reports_each_set(tmp_path):
+    """Train and validation data in two files each (say, one per voice back end) give the model
+    that the same lines in one file give; the validation rates are also reported per set."""
+    texts, _, labels = _toy(80, 0)
+    lines = [json.dumps({**_line(t, [y] * 6, f"s{i}"), "set": "pause" if i % 2 else "mpe"})
+             for i, (t, y) in enumerate(zip(texts, labels))]
+    (tmp_path / "all.jsonl").write_text("\n".join(lines) + "\n")
+    (tmp_path / "a.jsonl").write_text("\n".join(lines[:30]) + "\n")
+    (tmp_path / "b.jsonl").write_text("\n".join(lines[30:]) + "\n")
+    one = cli.fit_main(tmp_path / "all.jsonl", tmp_path / "all.jsonl", tmp_path / "one.json", log=lambda line: None)
+    two = cli.fit_main([tmp_path / "a.jsonl", tmp_path / "b.jsonl"], [tmp_path / "a.jsonl", tmp_path / "b.jsonl"],
+                       tmp_path / "two.json", log=lambda line: None)
+    assert one == two
+    m1, m2 = te.load(tmp_path / "one.json"), te.load(tmp_path / "two.json")
+    assert np.array_equal(m1.weights, m2.weights) and m1.bias == m2.bias and m2.meta["train"] == "a.jsonl, b.jsonl"
+    by_set = two["validation_by_set"]
+    assert set(by_set) == {"pause", "mpe"} and by_set["pause"]["negatives"] + by_set["mpe"]["negatives"] \
+        == two["validation"]["negatives"]
+
+
 def test_unreadable_lines_are_named(tmp_path):
     (tmp_path / "x.jsonl").write_text('{"scene_id": "a", "text": null}\n{oops\n')
     with pytest.raises(ValueError, match=r"x.jsonl:2"):

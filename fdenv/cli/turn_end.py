@@ -248,11 +248,13 @@ def roc_auc(score: np.ndarray, y: np.ndarray) -> float:
     return float((rank[pos].sum() - pos.sum() * (pos.sum() + 1) / 2) / (pos.sum() * (~pos).sum()))
 
 
-def fit_main(train: Path, val: Path, out: Path, max_early: float = 0.05, log=print) -> dict:
+def fit_main(train, val, out: Path, max_early: float = 0.05, log=print) -> dict:
+    """``train``, ``val``: a ``collect`` file or a list of them (say, one per voice back end)."""
     from ..train.turn_end import fit
 
-    tt, tn, ts, ty = examples(read_lines(train))
-    vrows = read_lines(val)
+    train, val = _paths(train), _paths(val)
+    tt, tn, ts, ty = examples([row for path in train for row in read_lines(path)])
+    vrows = [row for path in val for row in read_lines(path)]
     vt, vn, vs, vy = examples(vrows)
     vy_ = np.array(vy)
     best = None
@@ -266,15 +268,24 @@ def fit_main(train: Path, val: Path, out: Path, max_early: float = 0.05, log=pri
     nll, l2, model, p = best
     model.threshold = pick_threshold(model, vrows, max_early)
     r = rates(model, vrows, model.threshold)
+    by_set = {name: rates(model, rows, model.threshold) for name in SETS
+              if (rows := [row for row in vrows if row.get("set") == name])}
     summary = {"l2": l2, "validation": {"silences": len(vrows), "frames": len(vy), "log_loss": round(nll, 4),
                                         "roc_auc": round(roc_auc(p, vy_), 4), "threshold": round(model.threshold, 6),
                                         "max_early": max_early, **{k: (round(v, 4) if isinstance(v, float) else v)
-                                                                   for k, v in r.items()}}}
-    model.meta.update({"train": str(train.name), "val": str(val.name), "train_frames": len(ty), **summary})
+                                                                   for k, v in r.items()}},
+               "validation_by_set": {name: {k: (round(v, 4) if isinstance(v, float) else v) for k, v in rs.items()}
+                                     for name, rs in by_set.items()}}
+    model.meta.update({"train": ", ".join(p.name for p in train), "val": ", ".join(p.name for p in val),
+                       "train_frames": len(ty), **summary})
     out.parent.mkdir(parents=True, exist_ok=True)
     model.save(out)
     log(json.dumps(summary))
     return summary
+
+
+def _paths(paths) -> list[Path]:
+    return [Path(paths)] if isinstance(paths, (str, os.PathLike)) else [Path(p) for p in paths]
 
 
 def main(argv=None) -> None:
@@ -291,8 +302,8 @@ def main(argv=None) -> None:
     c.add_argument("--min-endpoint-ms", type=float, default=250)
     c.add_argument("--tts", default="espeak", choices=["espeak", "kokoro"])
     f = sub.add_parser("fit", help="train the model and pick its threshold")
-    f.add_argument("--train", required=True, type=Path)
-    f.add_argument("--val", required=True, type=Path)
+    f.add_argument("--train", required=True, type=Path, nargs="+", help="one or more `collect` files")
+    f.add_argument("--val", required=True, type=Path, nargs="+", help="one or more `collect` files")
     f.add_argument("--out", required=True, type=Path, help="the checkpoint (.json)")
     f.add_argument("--max-early", type=float, default=0.05,
                    help="share of negative decisions (pauses, other people's turns) allowed to answer early")
@@ -303,8 +314,9 @@ def main(argv=None) -> None:
         collect(args.split, args.out, args.sets, args.limit, args.seed, args.workers, args.min_endpoint_ms, args.tts)
     else:
         for name in ("train", "val"):
-            if not getattr(args, name).is_file():
-                p.error(f"--{name} {str(getattr(args, name))!r}: no such file; make it with `collect`")
+            for path in getattr(args, name):
+                if not path.is_file():
+                    p.error(f"--{name} {str(path)!r}: no such file; make it with `collect`")
         if not 0.0 <= args.max_early < 1.0:
             p.error(f"--max-early {args.max_early}: expected a share in [0, 1)")
         fit_main(args.train, args.val, args.out, args.max_early)
