@@ -137,6 +137,13 @@ def test_frontier_plays_every_point_with_the_chosen_voices(monkeypatch):
     assert made == [("policy", "kokoro"), ("policy", "kokoro"), ("cascade", "kokoro")]
     assert played == [("policy", "car_cabin", "kokoro")] * 2 + [("cascade", "car_cabin", "kokoro")]
     assert len(res["car_cabin"]["policy"]) == 2
+    # the agents' own voice apart from the humans': both agents alike, the runs keep the humans'
+    made.clear(), played.clear()
+    res = fr.frontier("p.pt", make_agent, conditions=["car_cabin"], thresholds=[0.3], endpoints_ms=[500],
+                      log=lambda s: None, tts="kokoro", agent_tts="espeak")
+    assert made == [("policy", "espeak"), ("cascade", "espeak")]
+    assert played == [("policy", "car_cabin", "kokoro"), ("cascade", "car_cabin", "kokoro")]
+    assert "voices: the humans' kokoro, the agents' espeak" in fr.markdown(res)
 
 
 def test_frontier_sweeps_the_chosen_agent_with_its_shipped_checkpoint_by_default(monkeypatch):

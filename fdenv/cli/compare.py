@@ -49,12 +49,15 @@ def frontier_main(argv) -> None:
     p.add_argument("--out", default="runs", help="run folders (reused when they exist)")
     p.add_argument("--tts", default="espeak", choices=["espeak", "kokoro"],
                    help="the voices of the humans and of both agents (kokoro: the benchmark's)")
+    p.add_argument("--agent-tts", default=None, choices=["espeak", "kokoro"],
+                   help="the agents' own voice, when not --tts's (espeak: fast answers with Kokoro's humans)")
     p.add_argument("--report", default=None, help="write the markdown here, the numbers next to it (.json), "
                                                   "and a plot per condition into its folder")
     args = p.parse_args(argv)
     report = report_path(p, args.report)
     res = fr.frontier(args.policy, make_agent, args.conditions, args.thresholds, args.endpoints_ms, sets=args.sets,
                       split=args.split, limit=args.limit, out=args.out, tts=args.tts, policy_agent=args.policy_agent,
+                      agent_tts=args.agent_tts,
                       log=lambda line: print(line, flush=True))  # a point's line as it ends, also into a file
     text = fr.markdown(res)
     print(text)

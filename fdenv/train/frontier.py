@@ -164,7 +164,8 @@ def run_point(agent, condition, sets=SETS, split: str = "test", limit: int | Non
 
 def frontier(policy_checkpoint, make_agent, conditions=tuple(CONDITIONS), thresholds=THRESHOLDS,
              endpoints_ms=ENDPOINTS_MS, sets=SETS, split: str = "test", limit: int | None = None, out="runs",
-             scoring: dict | None = None, log=print, tts: str = "espeak", policy_agent: str = "policy") -> dict:
+             scoring: dict | None = None, log=print, tts: str = "espeak", policy_agent: str = "policy",
+             agent_tts: str | None = None) -> dict:
     """Both frontiers in each condition, and the latency at pause TOR 0.10. ``make_agent``:
     ``fdenv_agents.make_agent`` (the command line passes it: only it imports the agents).
     ``policy_agent``: the agent whose ``threshold`` is swept (``"policy"``, the GRU of
@@ -172,10 +173,15 @@ def frontier(policy_checkpoint, make_agent, conditions=tuple(CONDITIONS), thresh
     words); ``policy_checkpoint``: its checkpoint (None: the shipped one).
     ``tts``: the back end the humans and both agents speak with (``"kokoro"``: the benchmark's
     voices; the default ``"espeak"`` is what the shipped policies' frontiers were measured with).
+    ``agent_tts``: the agents' own voice when it differs (both agents alike). With ``tts="kokoro"``
+    and ``agent_tts="espeak"`` the humans keep the benchmark's voices and each new answer is
+    synthesised in milliseconds, not the seconds Kokoro takes here; the answers' voice then
+    differs in their echo and their length, for both agents the same.
     ``scoring``: the runs' scoring settings; default the ``paper`` profile alone (the measures
     here are all ``paper``'s)."""
     scoring = {"profiles": ["paper"]} if scoring is None else scoring
     res = {}
+    agent_tts = tts if agent_tts is None else agent_tts
     for cond in conditions:
         if cond not in CONDITIONS:
             raise ValueError(f"condition {cond!r}: valid are {list(CONDITIONS)}")
@@ -183,16 +189,16 @@ def frontier(policy_checkpoint, make_agent, conditions=tuple(CONDITIONS), thresh
         pts = {"policy": [], "cascade": []}
         for th in thresholds:
             agent = make_agent(policy_agent, checkpoint=None if policy_checkpoint is None else str(policy_checkpoint),
-                               threshold=float(th), tts=tts)
+                               threshold=float(th), tts=agent_tts)
             p = run_point(agent, room, sets, split, limit, out, scoring, tts=tts)
             pts["policy"].append({"setting": {"threshold": float(th)}, **p})
             log(f"[{cond}] {policy_agent} threshold {th}: {_brief(p['summary'])}")
         for ms in endpoints_ms:
-            agent = make_agent("cascade", endpoint_silence_ms=int(ms), tts=tts)
+            agent = make_agent("cascade", endpoint_silence_ms=int(ms), tts=agent_tts)
             p = run_point(agent, room, sets, split, limit, out, scoring, tts=tts)
             pts["cascade"].append({"setting": {"endpoint_silence_ms": int(ms)}, **p})
             log(f"[{cond}] cascade endpoint {ms} ms: {_brief(p['summary'])}")
-        res[cond] = {"room": room, "policy_agent": policy_agent, **pts,
+        res[cond] = {"room": room, "policy_agent": policy_agent, "tts": tts, "agent_tts": agent_tts, **pts,
                      "at_tor": latency_at_tor(pts["policy"], pts["cascade"])}
     return res
 
@@ -209,7 +215,8 @@ def _brief(s: dict) -> str:
 def markdown(res: dict) -> str:
     lines = []
     for cond, r in res.items():
-        lines += [f"### {cond}", "", f"policy: the {r.get('policy_agent', 'policy')} agent", "",
+        voices = f"; voices: the humans' {r['tts']}, the agents' {r['agent_tts']}" if "tts" in r else ""
+        lines += [f"### {cond}", "", f"policy: the {r.get('policy_agent', 'policy')} agent{voices}", "",
                   "| agent | setting | pause TOR | turn-taking TOR | latency median, s | latency p90, s "
                   "| MPE silence |", "|---|---|---|---|---|---|---|"]
         for who in ("policy", "cascade"):
