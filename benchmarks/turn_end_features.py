@@ -4,7 +4,7 @@
 
 The files are ``python -m fdenv.cli.turn_end collect``'s (docs/training.md, "A learned turn
 detector"). The model is fitted on the train split's silences, one example per frame, with the
-shipped features (``fdenv.train.turn_end.features``: final punctuation, a closed-class last word,
+shipped features (``fdenv.train.turn_end.features``: final punctuation, a trailing ellipsis, a closed-class last word,
 empty, length, the assistant's name, the silence so far), and again with the words themselves
 added: the last word and the last two words, hashed (``probe_pause_vs_end.lexical_features``),
 and a hashed bag of the transcript's words. It prints the per-frame ROC AUC on the validation

@@ -16,7 +16,7 @@ import pytest  # noqa: E402
 from fdenv.cli import turn_end as cli  # noqa: E402
 from fdenv.train import turn_end as te  # noqa: E402
 
-TAIL = len(te.PUNCT) + 1  # then: function word, empty, log words, name heard
+TAIL = len(te.PUNCT) + 1  # then: function word, empty, log words, name heard, trailing ellipsis
 
 
 def test_features_read_the_ending_and_the_name_and_the_silence():
@@ -30,6 +30,11 @@ def test_features_read_the_ending_and_the_name_and_the_silence():
     e = te.features("  ...  ")
     assert e[TAIL + 1] == 1.0 and e.sum() == 1.0
     assert te.features("Hello there.").shape == (te.N_FEATURES,)
+    # words that trail off: an ellipsis, besides the full stop it ends on
+    for text in ("I left my keys somewhere in the...", "Book a table for\u2026"):
+        t = te.features(text)
+        assert t[TAIL + 4] == 1.0 and t[te.PUNCT.index(".")] == (text[-1] == ".")
+    assert te.features("Hello there.")[TAIL + 4] == 0.0 and te.features("Hello there. ...")[TAIL + 4] == 1.0
     # the words themselves are not features: two sentences with the same ending look the same
     assert np.array_equal(te.features("I booked the train."), te.features("We missed a film."))
     # the silence so far: a step per SILENCE_STEPS_S, on once the silence has lasted that long

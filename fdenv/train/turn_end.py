@@ -10,14 +10,15 @@ that silence, answers when the model is sure enough: at once after a finished qu
 after an ambiguous ending, not before its long endpointing silence after a cut-off sentence.
 
 The model is a logistic regression on ``features``: the transcript's final punctuation, whether
-its last word is a closed-class word (``FUNCTION_WORDS``), whether it is empty, its length,
-whether the assistant's name was heard (the agent decides that with the cascade's fuzzy name
-match), and the silence so far as steps at ``SILENCE_STEPS_S``. Words and silence add up in the
-logit, so the transcript sets how long a silence the model needs. The words themselves (hashed
-last words, a bag of words) are left out: the splits' sentences are disjoint, and on the
-validation split they lowered the per-frame ROC AUC on pause and turn-taking silences from 0.79
-and 0.89-0.91 to 0.67-0.72 and 0.73-0.80 (raising it on MPE silences from 0.57 to 0.63-0.68;
-``benchmarks/turn_end_features.py``, docs/training.md, "A learned turn detector"). ``fit`` trains it on transcripts labelled by the env at each frame
+it trails off (Whisper's ellipsis), whether its last word is a closed-class word
+(``FUNCTION_WORDS``), whether it is empty, its length, whether the assistant's name was heard (the
+agent decides that with the cascade's fuzzy name match), and the silence so far as steps at
+``SILENCE_STEPS_S``. Words and silence add up in the logit, so the transcript sets how long a
+silence the model needs. The words themselves (hashed last words, a bag of words) are left out:
+the splits' sentences are disjoint, and on the validation split they lowered the per-frame ROC
+AUC on pause and turn-taking silences from 0.79 and 0.89-0.90 to 0.67-0.72 and 0.73-0.81 (raising
+it on MPE silences from 0.57-0.58 to 0.63-0.68; ``benchmarks/turn_end_features.py``,
+docs/training.md, "A learned turn detector"). ``fit`` trains it on transcripts labelled by the env at each frame
 of their silence, never at test. A checkpoint is a small JSON file: the settings, the weights, the
 threshold chosen on validation and what it was trained on.
 """
@@ -29,8 +30,9 @@ from pathlib import Path
 
 import numpy as np
 
-FORMAT = "fdenv.turn_end/2"
+FORMAT = "fdenv.turn_end/3"
 PUNCT = ("?", ".", "!", ",", "-")  # final punctuation classes (besides none)
+ELLIPSES = ("...", "\u2026")  # Whisper's mark for words that trail off (a pause's, far more often than an end's)
 # English closed-class words that rarely end a sentence (articles, prepositions, conjunctions,
 # auxiliaries, subject pronouns, fillers): a cue that holds for words never seen in training.
 FUNCTION_WORDS = frozenset("""a an the this these those my your his her our their some any every each no
@@ -40,9 +42,9 @@ is are was were be been am do does did have has had can could will would shall s
 i you he she we they um uh hmm er like very really just not""".split())
 # the silence so far: one column per step, 1 once the silence has lasted that long (seconds)
 SILENCE_STEPS_S = (0.4, 0.55, 0.7, 0.85, 1.0, 1.2, 1.4)
-# columns: final punctuation (len(PUNCT) + 1); function word, empty, log(1 + words), name heard;
-# the silence steps
-N_TEXT = len(PUNCT) + 1 + 4
+# columns: final punctuation (len(PUNCT) + 1); function word, empty, log(1 + words), name heard,
+# trailing ellipsis; the silence steps
+N_TEXT = len(PUNCT) + 1 + 5
 N_FEATURES = N_TEXT + len(SILENCE_STEPS_S)
 
 
@@ -74,6 +76,7 @@ def text_features(text: str, named: bool = False) -> np.ndarray:
     v[PUNCT.index(mark) if mark in PUNCT else len(PUNCT)] = 1.0
     v[tail] = float(bare[-1] in FUNCTION_WORDS)
     v[tail + 2] = float(np.log1p(len(bare)))
+    v[tail + 4] = float(words[-1].endswith(ELLIPSES))
     return v
 
 
