@@ -276,7 +276,7 @@ def fit_main(train, val, out: Path, max_early: float = 0.05, log=print) -> dict:
                                                                    for k, v in r.items()}},
                "validation_by_set": {name: {k: (round(v, 4) if isinstance(v, float) else v) for k, v in rs.items()}
                                      for name, rs in by_set.items()}}
-    model.meta.update({"train": ", ".join(p.name for p in train), "val": ", ".join(p.name for p in val),
+    model.meta.update({"train": ", ".join(path.name for path in train), "val": ", ".join(path.name for path in val),
                        "train_frames": len(ty), **summary})
     out.parent.mkdir(parents=True, exist_ok=True)
     model.save(out)
