@@ -272,16 +272,18 @@ def fit_main(train, val, out: Path, max_early: float = 0.05, log=print) -> dict:
               if (rows := [row for row in vrows if row.get("set") == name])}
     summary = {"l2": l2, "validation": {"silences": len(vrows), "frames": len(vy), "log_loss": round(nll, 4),
                                         "roc_auc": round(roc_auc(p, vy_), 4), "threshold": round(model.threshold, 6),
-                                        "max_early": max_early, **{k: (round(v, 4) if isinstance(v, float) else v)
-                                                                   for k, v in r.items()}},
-               "validation_by_set": {name: {k: (round(v, 4) if isinstance(v, float) else v) for k, v in rs.items()}
-                                     for name, rs in by_set.items()}}
+                                        "max_early": max_early, **_rounded(r)},
+               "validation_by_set": {name: _rounded(rs) for name, rs in by_set.items()}}
     model.meta.update({"train": ", ".join(path.name for path in train), "val": ", ".join(path.name for path in val),
                        "train_frames": len(ty), **summary})
     out.parent.mkdir(parents=True, exist_ok=True)
     model.save(out)
     log(json.dumps(summary))
     return summary
+
+
+def _rounded(rates_: dict) -> dict:
+    return {k: (round(v, 4) if isinstance(v, float) else v) for k, v in rates_.items()}
 
 
 def _paths(paths) -> list[Path]:
