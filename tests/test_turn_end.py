@@ -126,6 +126,7 @@ def test_the_shipped_checkpoint_loads_with_a_threshold_chosen_on_validation():
     assert 0.0 < m.threshold < 1.0
     v = m.meta["validation"]
     assert v["early_on_negatives"] <= v["max_early"] + 1e-9 and v["silences"] > 100
+    assert all(r["early_on_negatives"] <= v["max_early"] + 1e-9 for r in m.meta["validation_by_set"].values())
 
 
 def _labels(expect, turn_id=None, label=None):
@@ -163,6 +164,20 @@ def test_silences_are_played_as_the_agent_plays_them_and_the_threshold_holds_the
     # the pause peaks at P 0.5 (frame 4): the lowest threshold of the 0.01 steps above it
     assert thr == 0.51 and cli.play(m, [pause, end], thr) == [(None, None), (6, 1)]
     assert cli.pick_threshold(m, [pause, end], max_early=1.0) == 0.01
+
+
+def test_the_threshold_holds_the_budget_in_each_set_not_only_pooled():
+    """Three MPE silences that are never the assistant's and are over at once (P 0.119: taken by
+    thresholds up to 0.11) and one pause that lasts 5 frames (P peaks at 0.5): pooled, a
+    threshold of 0.12 answers 1 of 4 negatives, within a budget of 0.5; the pause set alone is
+    answered every time until 0.51."""
+    m = te.TurnEndModel(np.zeros(te.N_FEATURES), -2.0)
+    m.weights[te.N_TEXT:] = 1.0
+    rows = [{**_line("a", [0] * 5, "p"), "set": "pause"}] + [{**_line("b", [0], f"m{i}"), "set": "mpe"}
+                                                            for i in range(3)]
+    assert cli.rates(m, rows, 0.12)["early_on_negatives"] == 0.25
+    assert cli.pick_threshold(m, rows, max_early=0.5) == 0.51
+    assert cli.pick_threshold(m, [{k: v for k, v in r.items() if k != "set"} for r in rows], max_early=0.5) == 0.12
 
 
 def test_fit_command_writes_a_checkpoint_and_reports_validation(tmp_path):

@@ -21,8 +21,8 @@ file.
 ``fit`` trains ``fdenv.train.turn_end`` on one example per frame of the train silences (its L2
 penalty picked from ``L2S`` by validation log-loss), then plays the validation silences as the
 agent would (answer at the first frame whose probability reaches the threshold) and picks the
-lowest threshold (in steps of 0.01) at which at most ``--max-early`` of the silences that hold a not-to-answer frame
-are answered on one. It prints the per-frame ROC AUC and the rates at that threshold.
+lowest threshold (in steps of 0.01) at which, in each scene set, at most ``--max-early`` of the
+silences that hold a not-to-answer frame are answered on one. It prints the per-frame ROC AUC and the rates at that threshold.
 """
 
 from __future__ import annotations
@@ -231,11 +231,16 @@ def rates(model, rows: list[dict], threshold: float, probs: list[np.ndarray] | N
 
 
 def pick_threshold(model, rows: list[dict], max_early: float) -> float:
-    """The lowest threshold, in steps of 0.01, at which at most ``max_early`` of the silences with
-    a not-to-answer frame are answered on one (1.0 when none is that low)."""
+    """The lowest threshold, in steps of 0.01, at which, in each scene set, at most ``max_early``
+    of the silences with a not-to-answer frame are answered on one (1.0 when none is that low).
+    Per set, not pooled: pooled, a set with many easy negatives (the pauses) lets another's
+    (other people's turns in MPE) rise over the budget."""
     probs = silence_probs(model, rows)
+    sets = {r.get("set") for r in rows}
+    groups = [([r for r in rows if r.get("set") == s], [p for r, p in zip(rows, probs) if r.get("set") == s])
+              for s in sets]
     for thr in np.round(np.arange(0.01, 1.0, 0.01), 2):
-        if rates(model, rows, float(thr), probs)["early_on_negatives"] <= max_early:
+        if all(rates(model, rs, float(thr), ps)["early_on_negatives"] <= max_early for rs, ps in groups):
             return float(thr)
     return 1.0
 
