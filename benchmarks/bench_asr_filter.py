@@ -23,16 +23,18 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 SETS = ("pause", "turn_taking")
 
 
-def play(room, limit: int, tts: str) -> dict:
+def play(room, limit: int, tts: str, filter_threshold: float) -> dict:
     """{scene id: (the heard turns' texts, responses)} of the cascade over the sets' test scenes."""
     from fdenv.sim.env import RoomEnv
     from fdenv.train.envs import load_scenes
     from fdenv_agents.cascade import CascadeAgent
+    from fdenv_agents.cascade.asr import WhisperTranscriber
 
     out = {}
+    transcriber = WhisperTranscriber(filter_threshold=filter_threshold)
     for s in SETS:
         env = RoomEnv(scene_set=s, split="test", tts=tts, room=room)
-        agent = CascadeAgent(endpoint_silence_ms=1000, tts="espeak")
+        agent = CascadeAgent(endpoint_silence_ms=1000, tts="espeak", transcriber=transcriber)
         for sc in load_scenes([s], "test")[:limit]:
             obs, info = env.reset(seed=0, options={"scene": sc.id})
             agent.reset(info["duty"], info["sample_rate"], info["frame_samples"])
@@ -48,19 +50,18 @@ def play(room, limit: int, tts: str) -> dict:
 
 def main(argv=None) -> None:
     from fdenv.train.frontier import CONDITIONS
-    from fdenv_agents.cascade import asr
+    from fdenv_agents.cascade.asr import FILTER_THRESHOLD
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--rooms", nargs="+", default=list(CONDITIONS), choices=list(CONDITIONS))
     ap.add_argument("--limit", type=int, default=30, help="scenes per set")
-    ap.add_argument("--thresholds", nargs=2, type=float, default=[0.5, asr.FILTER_THRESHOLD])
+    ap.add_argument("--thresholds", nargs=2, type=float, default=[0.5, FILTER_THRESHOLD])
     ap.add_argument("--tts", default="kokoro", choices=["espeak", "kokoro"])
     args = ap.parse_args(argv)
     for name in args.rooms:
         played = {}
         for thr in args.thresholds:
-            asr.FILTER_THRESHOLD = thr  # read at each transcription
-            played[thr] = play(CONDITIONS[name], args.limit, args.tts)
+            played[thr] = play(CONDITIONS[name], args.limit, args.tts, thr)
             heard = [t for texts, _ in played[thr].values() for t in texts]
             print(f"{name}, filter threshold {thr}: {len(heard)} turns heard, "
                   f"{sum(not t for t in heard)} with no words, "

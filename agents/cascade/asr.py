@@ -29,12 +29,14 @@ FILTER_THRESHOLD = 0.15  # speech probability under which faster-whisper's VAD f
 
 
 class WhisperTranscriber:
-    def __init__(self, model: str | os.PathLike = "tiny.en", beam_size: int = 1):
+    def __init__(self, model: str | os.PathLike = "tiny.en", beam_size: int = 1,
+                 filter_threshold: float = FILTER_THRESHOLD):
         from fdenv.score.asr import model_id, resolve_model
 
         self.path = resolve_model(model)  # fails early and clearly when there is no local model
         self.id = model_id(model)
         self.beam_size = beam_size
+        self.filter_threshold = filter_threshold
         self._model = None
 
     @property
@@ -51,7 +53,7 @@ class WhisperTranscriber:
             return ""
         segs, _ = self._model.transcribe(x, language="en", beam_size=self.beam_size, temperature=0.0,
                                          condition_on_previous_text=False, vad_filter=True,
-                                         vad_parameters={"threshold": FILTER_THRESHOLD},
+                                         vad_parameters={"threshold": self.filter_threshold},
                                          initial_prompt=prompt or None, without_timestamps=True)
         return " ".join(s.text.strip() for s in segs).strip()
 

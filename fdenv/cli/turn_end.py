@@ -22,7 +22,8 @@ file.
 penalty picked from ``L2S`` by validation log-loss), then plays the validation silences as the
 agent would (answer at the first frame whose probability reaches the threshold) and picks the
 lowest threshold (in steps of 0.01) at which, in each scene set, at most ``--max-early`` of the
-silences that hold a not-to-answer frame are answered on one. It prints the per-frame ROC AUC and the rates at that threshold.
+silences that hold a not-to-answer frame are answered on one. It prints the per-frame ROC AUC and
+the rates at that threshold.
 """
 
 from __future__ import annotations
@@ -235,14 +236,19 @@ def pick_threshold(model, rows: list[dict], max_early: float) -> float:
     of the silences with a not-to-answer frame are answered on one (1.0 when none is that low).
     Per set, not pooled: pooled, a set with many easy negatives (the pauses) lets another's
     (other people's turns in MPE) rise over the budget."""
-    probs = silence_probs(model, rows)
-    sets = {r.get("set") for r in rows}
-    groups = [([r for r in rows if r.get("set") == s], [p for r, p in zip(rows, probs) if r.get("set") == s])
-              for s in sets]
+    groups = [(rs, silence_probs(model, rs)) for rs in by_set(rows).values()]
     for thr in np.round(np.arange(0.01, 1.0, 0.01), 2):
         if all(rates(model, rs, float(thr), ps)["early_on_negatives"] <= max_early for rs, ps in groups):
             return float(thr)
     return 1.0
+
+
+def by_set(rows: list[dict]) -> dict:
+    """The silences grouped by their scene set (one group, ``None``, for lines without one)."""
+    groups: dict = {}
+    for r in rows:
+        groups.setdefault(r.get("set"), []).append(r)
+    return groups
 
 
 def roc_auc(score: np.ndarray, y: np.ndarray) -> float:
@@ -273,12 +279,12 @@ def fit_main(train, val, out: Path, max_early: float = 0.05, log=print) -> dict:
     nll, l2, model, p = best
     model.threshold = pick_threshold(model, vrows, max_early)
     r = rates(model, vrows, model.threshold)
-    by_set = {name: rates(model, rows, model.threshold) for name in SETS
-              if (rows := [row for row in vrows if row.get("set") == name])}
+    groups = by_set(vrows)
+    per_set = {name: rates(model, groups[name], model.threshold) for name in SETS if name in groups}
     summary = {"l2": l2, "validation": {"silences": len(vrows), "frames": len(vy), "log_loss": round(nll, 4),
                                         "roc_auc": round(roc_auc(p, vy_), 4), "threshold": round(model.threshold, 6),
                                         "max_early": max_early, **_rounded(r)},
-               "validation_by_set": {name: _rounded(rs) for name, rs in by_set.items()}}
+               "validation_by_set": {name: _rounded(rs) for name, rs in per_set.items()}}
     model.meta.update({"train": ", ".join(path.name for path in train), "val": ", ".join(path.name for path in val),
                        "train_frames": len(ty), **summary})
     out.parent.mkdir(parents=True, exist_ok=True)
