@@ -10,8 +10,9 @@ decision in each 32 ms window with the env's labels (``labels["speaking"]``: a t
 playing, its pauses included). Prints per room and setting: the share of the clips' windows heard
 as speech, the share of the other windows heard as speech (false alarms), and how many silences
 of 1.5 s or more the detector heard while a clip played: at a 1.5 s endpoint the cascade takes
-each as the end of a turn. The shipped pauses last 0.6-1.48 s, so in the quiet room these are
-long pauses with a syllable's edge lost; the rest is speech the detector did not hear.
+each as the end of a turn. A clip's time includes its pauses (0.6-1.48 s) and the quiet at its
+edges, so a long silence between turns that reaches into a clip counts too: the quiet room's
+numbers are the baseline to read the noisy rooms' against.
 """
 
 from __future__ import annotations
