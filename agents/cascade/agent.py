@@ -16,8 +16,8 @@ Everything runs causally, frame by frame, on microphone 0 of the observation:
 2. **Endpointing**: Silero VAD in streaming mode on 512-sample windows at 16 kHz (24 kHz input is
    resampled with soxr), behind stationary-noise suppression (``noise_suppression``:
    ``"wiener"``, default, or ``"off"``; ``denoise.py``: without it, in the car cabin's road noise
-   the detector heard 71 % of the talkers' clip time and silences of 1.5 s or more inside 51 of
-   60 scenes' clips, 84 % and 22 with it; the quiet room and the office much as before,
+   the detector heard 71 % of the talkers' clip time and 51 silences of 1.5 s or more inside
+   clips in 60 scenes, 84 % and 22 with it; the quiet room and the office much as before,
    ``benchmarks/bench_vad_front_end.py``). A user turn starts after ``min_speech_ms`` of speech
    (with ``prefix_padding_ms`` of audio before it) and ends after ``endpoint_silence_ms`` of
    silence. The recogniser gets the audio without the suppression.

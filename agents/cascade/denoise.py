@@ -1,8 +1,8 @@
 """Streaming noise suppression in front of the voice-activity detector.
 
 Silero VAD loses speech under a car's road noise: in the car cabin (road noise 5 dB(A) under the
-speech) it heard 71 % of the time the talkers' clips played, and silences of 1.5 s or more inside
-the clips of 51 of 60 scenes, which the cascade takes as ends of turns
+speech) it heard 71 % of the time the talkers' clips played, and 51 silences of 1.5 s or more
+inside clips in 60 scenes (13 in the quiet room), which the cascade takes as ends of turns
 (``benchmarks/bench_vad_front_end.py``). Hands-free front ends suppress stationary noise first;
 this is the textbook way:
 
