@@ -22,7 +22,7 @@ from .test_turn_end import _toy  # noqa: E402
 
 CONTEXT = "I was reading about railways yesterday."
 QUESTION = "Can you tell me about the history of trains?"
-GAP = 1.0  # shorter than the detector's 1.6 s maximum delay: the cascade would not end the turn there
+GAP = 1.0  # shorter than the detector's 2 s maximum delay: the cascade would not end the turn there
 TWO_TURNS = scene([
     {"speaker": "Ann", "text": CONTEXT, "label": "ctx"},
     {"speaker": "Ann", "text": QUESTION, "label": "final", "gap": GAP},
@@ -52,7 +52,7 @@ def test_sure_it_is_not_over_it_waits_the_long_silence():
     agent, on, ctx, final = play(constant(-50.0), [CONTEXT, QUESTION])
     assert not [t for t in on if ctx.end < t < final.start], "answered inside the 1.0 s gap"
     first = [t for t in on if t > final.end][0]
-    assert 1.6 <= first - final.end <= 1.6 + 0.25, first - final.end
+    assert 2.0 <= first - final.end <= 2.0 + 0.25, first - final.end  # its default fallback, 2 s
     assert agent.stats()["early_ends"] == 0 and len(agent.stats()["judged"]) == 2
 
 
@@ -78,10 +78,10 @@ def test_registered_with_its_knobs_in_config_and_bad_knobs_named():
     assert AGENTS["turn_detector"] is TurnDetectorAgent
     a = make_agent("turn_detector", model=constant(0.0), threshold=0.3, transcriber=FixedTranscriber([]))
     cfg = a.config()
-    assert cfg["threshold"] == 0.3 and cfg["min_endpoint_ms"] == 250 and cfg["endpoint_silence_ms"] == 1600
+    assert cfg["threshold"] == 0.3 and cfg["min_endpoint_ms"] == 250 and cfg["endpoint_silence_ms"] == 2000
     assert cfg["checkpoint_sha"] == "given" and "barge_in_ms" in cfg
     assert TurnDetectorAgent(model=constant(0.0), transcriber=FixedTranscriber([])).threshold == 0.5
-    for knobs, field in (({"min_endpoint_ms": 2000}, "min_endpoint_ms"), ({"threshold": 1.5}, "threshold"),
+    for knobs, field in (({"min_endpoint_ms": 2500}, "min_endpoint_ms"), ({"threshold": 1.5}, "threshold"),
                          ({"min_endpoint_ms": True}, "min_endpoint_ms")):
         with pytest.raises(ValueError, match=field):
             TurnDetectorAgent(model=constant(0.0), transcriber=FixedTranscriber([]), **knobs)

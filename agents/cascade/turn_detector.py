@@ -6,8 +6,10 @@ recogniser would hold then), and from then on, at every 32 ms window of the sile
 model (``fdenv.train.turn_end``: the transcript's ending, its words, whether the assistant's name
 was heard, and how long the silence has lasted) gives P(answer now). The first time it reaches
 ``threshold`` the turn ends and is answered; if it never does, the turn ends, as in the cascade,
-after ``endpoint_silence_ms``, its maximum delay. When the user speaks again before that, the next
-silence is judged anew. Everything else (echo handling, barge-in, responder, voice) is the
+after ``endpoint_silence_ms``, its maximum delay (2 s: longer than the cascade's usual endpoint,
+because the model answers the turns whose words say they are over well before it, and this wait
+only decides the ambiguous ones; in road noise a 1.6 s wait took pauses the model had held). When
+the user speaks again before that, the next silence is judged anew. Everything else (echo handling, barge-in, responder, voice) is the
 cascade's, so a frontier of the two compares only the endpointing.
 
 ``checkpoint``: a turn-end model (default the shipped ``fdenv/train/checkpoints/turn_end.json``;
@@ -33,7 +35,7 @@ class TurnDetectorAgent(CascadeAgent):
     name = "turn_detector"
 
     def __init__(self, checkpoint: str | None = None, threshold: float | None = None, min_endpoint_ms: float = 250,
-                 endpoint_silence_ms: float = 1600, *, model=None, **cascade):
+                 endpoint_silence_ms: float = 2000, *, model=None, **cascade):
         """Knobs as the module docstring says; the cascade's knobs too. ``model``: a
         ``fdenv.train.turn_end.TurnEndModel`` instead of a checkpoint (tests, ``collect``)."""
         from fdenv.train.turn_end import default_checkpoint, load
