@@ -1,0 +1,88 @@
+"""Why an agent broke MPE silence windows: per run folder, the broken windows (the assistant spoke
+where another person's turn was not for it) by when its speech began and what started it.
+
+    python benchmarks/mpe_silence_breaks.py runs/<run folder of an MPE run> [more folders]
+
+For each broken window, the first intrusion (the agent's speech inside the window) is classed by
+two questions: did that speech begin before the window opened (an answer to an earlier turn still
+playing) or inside it; and was it an early answer of the ``turn_detector``'s model (its
+``stats()["judged"]`` holds an answer within 0.3 s of the intrusion's start) or not (the cascade's
+endpoint or the detector's fallback, a backchannel, anything else). Reads the run's
+``episodes.jsonl``; runs nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+from pathlib import Path
+
+MATCH_S = 0.3  # an early answer and the speech it started are this close
+
+
+def early_answer_times(agent_stats: dict) -> list[float]:
+    """When the turn detector's model answered early (episode seconds), from its judged silences."""
+    out = []
+    for d in agent_stats.get("judged") or []:
+        if d.get("answered_after_s") is not None:
+            out.append(float(d["t_s"]) - float(d["silence_s"]) + float(d["answered_after_s"]))
+    return out
+
+
+def classify(episode: dict) -> collections.Counter:
+    """The episode's broken MPE silence windows by (began, cause)."""
+    out: collections.Counter = collections.Counter()
+    windows = ((episode.get("mpe") or {}).get("details") or {}).get("silence") or []
+    early = early_answer_times(episode.get("agent_stats") or {})
+    for w in windows:
+        if w.get("preserved") is not False:
+            continue
+        if not w.get("intrusions"):
+            out[("no intrusion recorded", "-")] += 1
+            continue
+        start = float(w["intrusions"][0][0])
+        began = "before the window opened" if start < float(w["window"][0]) else "inside the window"
+        cause = "early answer" if any(abs(t - start) <= MATCH_S for t in early) else "endpoint, fallback or other"
+        out[(began, cause)] += 1
+    return out
+
+
+def summarise(folder: Path) -> tuple[int, int, collections.Counter]:
+    """(judged windows, broken windows, broken by class) of one run folder."""
+    path = folder / "episodes.jsonl"
+    if not path.is_file():
+        raise SystemExit(f"{folder}: no episodes.jsonl; give a run folder of an MPE run")
+    judged = broken = 0
+    counts: collections.Counter = collections.Counter()
+    for i, line in enumerate(path.read_text().splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            ep = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise SystemExit(f"{path}:{i}: not a JSON line ({e})") from None
+        mpe = ep.get("mpe") or {}
+        if not mpe:
+            continue
+        n = mpe.get("silence_judged") if mpe.get("silence_judged") is not None else mpe.get("silence_windows")
+        judged += int(n or 0)
+        c = classify(ep)
+        broken += sum(c.values())
+        counts.update(c)
+    return judged, broken, counts
+
+
+def main(argv=None) -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("folders", nargs="+", type=Path, help="run folders of MPE runs")
+    args = p.parse_args(argv)
+    for folder in args.folders:
+        judged, broken, counts = summarise(folder)
+        print(f"{folder}: {broken} of {judged} judged silence windows broken")
+        for (began, cause), n in sorted(counts.items(), key=lambda kv: -kv[1]):
+            print(f"  {n:4d}  began {began}, {cause}")
+
+
+if __name__ == "__main__":
+    main()
