@@ -9,8 +9,9 @@ was heard, and how long the silence has lasted) gives P(answer now). The first t
 after ``endpoint_silence_ms``, its maximum delay (2 s: longer than the cascade's usual endpoint,
 because the model answers the turns whose words say they are over well before it, and this wait
 only decides the ambiguous ones; in road noise a 1.6 s wait took pauses the model had held). When
-the user speaks again before that, the next silence is judged anew. Everything else (echo handling, barge-in, responder, voice) is the
-cascade's, so a frontier of the two compares only the endpointing.
+the user speaks again before that, the next silence is judged anew. Everything else (echo
+handling, barge-in, responder, voice) is the cascade's, so a frontier of the two compares only
+the endpointing.
 
 ``checkpoint``: a turn-end model (default the shipped ``fdenv/train/checkpoints/turn_end.json``;
 its hash is in ``config()``). ``threshold``: default the checkpoint's own, chosen on the
