@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import collections
-import json
 from pathlib import Path
 
 MATCH_S = 0.3  # an early answer and the speech it started are this close
@@ -50,18 +49,13 @@ def classify(episode: dict) -> collections.Counter:
 
 def summarise(folder: Path) -> tuple[int, int, collections.Counter]:
     """(judged windows, broken windows, broken by class) of one run folder."""
-    path = folder / "episodes.jsonl"
-    if not path.is_file():
-        raise SystemExit(f"{folder}: no episodes.jsonl; give a run folder of an MPE run")
+    from fdenv.runs import EPISODES, read_episodes  # the runner's own reader (a torn last line is skipped)
+
+    if not (folder / EPISODES).is_file():
+        raise SystemExit(f"{folder}: no {EPISODES}; give a run folder of an MPE run")
     judged = broken = 0
     counts: collections.Counter = collections.Counter()
-    for i, line in enumerate(path.read_text().splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            ep = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise SystemExit(f"{path}:{i}: not a JSON line ({e})") from None
+    for ep in read_episodes(folder):
         mpe = ep.get("mpe") or {}
         if not mpe:
             continue

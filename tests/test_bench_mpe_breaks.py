@@ -22,6 +22,7 @@ def window(start, end, intrusion=None):
 # the model answered early at 10.0 s (judged at 9.5 s with 0.25 s of silence, answered 0.75 s in)
 # and at 30.0 s; the other speech (20.0 s, 39.0 s) started at the endpoint or fallback
 EPISODE = {
+    "scene_id": "mpe-0001-explicit", "seed": 0, "record": "mpe-0001-explicit.s0.flac",  # as the runner writes it
     "mpe": {"silence_judged": 5, "details": {"silence": [
         window(10.5, 14.0, [10.0, 15.0]),   # began before the window, an early answer
         window(19.0, 23.0, [20.0, 24.0]),   # inside, not an early answer
@@ -46,7 +47,8 @@ def test_classes_each_broken_window_once(bench):
 
 
 def test_a_run_folder_sums_its_episodes_and_names_a_bad_folder(bench, tmp_path):
-    (tmp_path / "episodes.jsonl").write_text(json.dumps(EPISODE) + "\n" + json.dumps({"scene_id": "fdb"}) + "\n")
+    fdb = {"scene_id": "fdb", "seed": 0, "record": "fdb.s0.flac"}  # an episode without MPE: skipped
+    (tmp_path / "episodes.jsonl").write_text(json.dumps(EPISODE) + "\n" + json.dumps(fdb) + "\n")
     judged, broken, counts = bench.summarise(tmp_path)
     assert (judged, broken, sum(counts.values())) == (5, 4, 4)
     with pytest.raises(SystemExit, match="no episodes.jsonl"):
