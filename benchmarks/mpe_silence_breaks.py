@@ -50,21 +50,16 @@ def classify(episode: dict) -> collections.Counter:
 def summarise(folder: Path) -> tuple[int, int, collections.Counter]:
     """(judged windows, broken windows, broken by class) of one run folder."""
     from fdenv.runs import EPISODES, read_episodes  # the runner's own reader (a torn last line is skipped)
+    from fdenv.train.frontier import point_data  # the frontier's count of judged windows, per pair
 
     if not (folder / EPISODES).is_file():
         raise SystemExit(f"{folder}: no {EPISODES}; give a run folder of an MPE run")
-    judged = broken = 0
+    episodes = read_episodes(folder)
+    judged = sum(w for _, w in point_data(episodes)["silence"].values())
     counts: collections.Counter = collections.Counter()
-    for ep in read_episodes(folder):
-        mpe = ep.get("mpe") or {}
-        if not mpe:
-            continue
-        n = mpe.get("silence_judged") if mpe.get("silence_judged") is not None else mpe.get("silence_windows")
-        judged += int(n or 0)
-        c = classify(ep)
-        broken += sum(c.values())
-        counts.update(c)
-    return judged, broken, counts
+    for ep in episodes:
+        counts.update(classify(ep))
+    return judged, sum(counts.values()), counts
 
 
 def main(argv=None) -> None:
