@@ -6,13 +6,14 @@ Everything runs causally, frame by frame, on microphone 0 of the observation:
    speech front ends do: ventilation and road noise put most of their unweighted power below it
    (docs/rooms.md), where speech carries little, and that rumble hides the agent's echo from the
    canceller and the double-talk rule (without it, a user who talks over the answer in the
-   office's ventilation noise was not heard; in the car's road noise, 5 dB(A) under the speech,
-   that barge-in is still missed, see ``echo.py``).
+   office's ventilation noise was not heard).
 1. **Echo handling** (``echo``): the agent's own output is the reference. ``"aec+gate"``
    (default) subtracts an adaptive estimate of its echo (frequency-domain NLMS) and then applies
-   a double-talk rule (a window is user speech only when its energy exceeds what the agent's
-   recent output can explain by ``echo_margin_db``); ``"gate"`` only the rule; ``"off"`` none
-   (with room echo on, the agent then barges in on itself).
+   a double-talk rule (a window is user speech only when three of its frequency bands exceed what
+   the agent's recent output and the room's noise can explain by ``echo_margin_db``; with the
+   noise folded into the echo and total energies compared, as before, a user who talked over the
+   answer in the car cabin's road noise never stopped it, ``echo.py``); ``"gate"`` only the rule;
+   ``"off"`` none (with room echo on, the agent then barges in on itself).
 2. **Endpointing**: Silero VAD in streaming mode on 512-sample windows at 16 kHz (24 kHz input is
    resampled with soxr), behind stationary-noise suppression (``noise_suppression``:
    ``"wiener"``, default, or ``"off"``; ``denoise.py``: without it, in the car cabin's road noise
@@ -86,7 +87,7 @@ class CascadeAgent(Agent):
         backchannel_pause_ms: float = 160,
         backchannel_every_s: float = 3.0,
         echo: str = "aec+gate",
-        echo_margin_db: float = 6.0,
+        echo_margin_db: float = 9.0,
         echo_tail_ms: float = 256,
         model: str = "tiny.en",
         beam_size: int = 1,
