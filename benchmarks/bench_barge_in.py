@@ -25,16 +25,18 @@ import os
 import statistics
 from pathlib import Path
 
+from fdenv.train.frontier import CONDITIONS  # the rooms the training docs measure in
+
 INTERRUPTION_ROOMS = {
-    "anechoic": None,
-    "office + pink 25 dB + echo 0.5": {"preset": "office", "noise": "pink", "snr_db": 25.0, "echo_gain": 0.5},
-    "car cabin": "car_cabin",
+    "anechoic": CONDITIONS["anechoic"],
+    "office + pink 25 dB + echo 0.5": CONDITIONS["office_noise_echo"],
+    "car cabin": CONDITIONS["car_cabin"],
     "kitchen": "kitchen",
 }
 ECHO_ROOMS = {
     "car cabin + echo 1": {"preset": "car_cabin", "echo_gain": 1.0},
     "kitchen + echo 1": {"preset": "kitchen", "echo_gain": 1.0},
-    "office + pink 25 dB + echo 0.5": {"preset": "office", "noise": "pink", "snr_db": 25.0, "echo_gain": 0.5},
+    "office + pink 25 dB + echo 0.5": CONDITIONS["office_noise_echo"],
 }
 
 
