@@ -449,14 +449,16 @@ def test_in_road_noise_the_gate_hears_a_user_over_the_answer_and_not_the_noise(s
         mic, ref = noise[lead + k * w: lead + (k + 1) * w], answer[k * w:(k + 1) * w]
         noise_passes.append(alone.update(mic, ref)[1])
         ok = talked_over.update(mic + over[k * w:(k + 1) * w], ref)[1]
-        if np.sqrt(np.mean(over[k * w:(k + 1) * w] ** 2)) > 0.3 * np.sqrt(np.mean(over[start:start + len(user)] ** 2)):
+        loud = np.sqrt(np.mean(over[start:start + len(user)] ** 2))
+        if np.sqrt(np.mean(over[k * w:(k + 1) * w] ** 2)) > 0.3 * loud:  # the user's voiced windows
             user_passes.append(ok)
     assert len(user_passes) > 50
     assert np.mean(user_passes) > 0.75
     assert not any(noise_passes)
 
 
-LONG_INTERRUPTION = "Wait, stop there please, I only want to hear about the old steam engines and nothing at all about the modern lines."
+LONG_INTERRUPTION = ("Wait, stop there please, I only want to hear about the old steam engines and nothing "
+                     "at all about the modern lines.")
 
 
 class LongAnswer:
