@@ -445,11 +445,11 @@ def test_in_road_noise_the_gate_hears_a_user_over_the_answer_and_not_the_noise(s
         alone.update(noise[k * w:(k + 1) * w], np.zeros(w))
         talked_over.update(noise[k * w:(k + 1) * w], np.zeros(w))
     noise_passes, user_passes = [], []
+    loud = np.sqrt(np.mean(over[start:start + len(user)] ** 2))
     for k in range(len(answer) // w):
         mic, ref = noise[lead + k * w: lead + (k + 1) * w], answer[k * w:(k + 1) * w]
         noise_passes.append(alone.update(mic, ref)[1])
         ok = talked_over.update(mic + over[k * w:(k + 1) * w], ref)[1]
-        loud = np.sqrt(np.mean(over[start:start + len(user)] ** 2))
         if np.sqrt(np.mean(over[k * w:(k + 1) * w] ** 2)) > 0.3 * loud:  # the user's voiced windows
             user_passes.append(ok)
     assert len(user_passes) > 50
