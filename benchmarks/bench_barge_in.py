@@ -11,7 +11,7 @@ tiny.en; the cascade's echo canceller and double-talk gate, ``agents/cascade/ech
    the scenes in which the agent was speaking when the interruption began, the share of those
    it stopped for (FDB's paper profile: it did not go on talking through the interruption), and
    the stop latency (onset of the interruption to the end of the speech under way), median and
-   90th percentile.
+   90th percentile (numpy's linear interpolation, as the project's reports take quantiles).
 2. **Turn-taking scenes with loud echo** (echo gain 1, in road and ventilation noise): barge-ins
    in episodes where no person spoke over the agent's speech, i.e. it stopped for its own echo.
 
@@ -22,9 +22,9 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 from pathlib import Path
 
+from fdenv.score.stats import bootstrap_quantile
 from fdenv.train.frontier import CONDITIONS  # the rooms the training docs measure in
 
 INTERRUPTION_ROOMS = {
@@ -58,11 +58,11 @@ def talked_over(ep: dict) -> float:
 def interruption_summary(episodes: list[dict]) -> dict:
     met = [ep["fdb"]["paper"] for ep in episodes if (ep.get("fdb") or {}).get("paper", {}).get("spoke_at_interrupt")]
     stopped = [f for f in met if not f.get("did_not_stop")]
-    lat = sorted(f["stop_latency_s"] for f in stopped if f.get("stop_latency_s") is not None)
+    lat = [f["stop_latency_s"] for f in stopped if f.get("stop_latency_s") is not None]
     return {"scenes": len(episodes), "speaking": len(met), "stopped": len(stopped),
             "barge_ins": sum(int((ep.get("agent_stats") or {}).get("barge_ins", 0)) for ep in episodes),
-            "stop_median_s": statistics.median(lat) if lat else None,
-            "stop_p90_s": lat[min(len(lat) - 1, int(0.9 * len(lat)))] if lat else None}
+            "stop_median_s": bootstrap_quantile(lat, q=0.5).value,
+            "stop_p90_s": bootstrap_quantile(lat, q=0.9).value}
 
 
 def echo_summary(episodes: list[dict]) -> dict:

@@ -28,7 +28,8 @@ def test_interruptions_count_only_scenes_where_the_agent_was_speaking(bench):
            interruption(True, did_not_stop=True), interruption(False), interruption(True, stop=1.0)]
     s = bench.interruption_summary(eps)
     assert (s["scenes"], s["speaking"], s["stopped"], s["barge_ins"]) == (5, 4, 3, 2)
-    assert s["stop_median_s"] == 1.0 and s["stop_p90_s"] == 2.0
+    # stops at 0.6, 1.0 and 2.0 s: quantiles interpolated linearly, as the project's reports take them
+    assert s["stop_median_s"] == 1.0 and s["stop_p90_s"] == pytest.approx(1.8)
 
 
 def test_no_stop_gives_no_latency(bench):
