@@ -12,7 +12,8 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 from fdenv.sim.env import RoomEnv  # noqa: E402
-from fdenv.train.turn_end import N_FEATURES, N_TEXT, TurnEndModel, fit  # noqa: E402
+from fdenv.train.turn_end import (  # noqa: E402
+    N_FEATURES, N_SOUND, N_TEXT, SOUND_BANDS, SOUND_WINDOWS, TurnEndModel, fit)
 from fdenv_agents import AGENTS, TurnDetectorAgent, make_agent  # noqa: E402
 from fdenv_agents.cascade import FixedTranscriber  # noqa: E402
 
@@ -97,3 +98,27 @@ def test_a_probability_that_rises_with_the_silence_answers_where_it_reaches_the_
     assert 0.7 <= first - ctx.end <= 0.7 + 0.25, first - ctx.end
     judged = agent.stats()["judged"][0]
     assert judged["p"] < 0.5 and 0.7 <= judged["answered_after_s"] < 0.7 + 0.04
+
+
+def test_a_model_that_hears_the_sound_decides_on_the_turns_own_audio():
+    """A model with sound columns gets the descriptor of the turn's last second as the agent heard
+    it: the end of the words at the turn's level, then the silence far below it."""
+    rng = np.random.default_rng(0)
+    model = TurnEndModel(np.concatenate([np.zeros(N_FEATURES), rng.normal(0, 0.1, N_SOUND)]), -1.0, threshold=0.99)
+    agent = TurnDetectorAgent(model=model, transcriber=FixedTranscriber([CONTEXT, QUESTION]))
+    agent.record_sound = True
+    rollout(RoomEnv(scene=TWO_TURNS, behaviour="paper"), agent)
+    judged = agent.stats()["judged"]
+    assert len(judged) == 2
+    for j in judged:
+        sound = np.array(j["sound"], np.float32)
+        assert sound.shape == (SOUND_WINDOWS, SOUND_BANDS)
+        silence_windows = int(j["silence_s"] * 1000 // 32)
+        assert sound[-silence_windows:].mean() < sound[: -silence_windows - 2].mean() - 5.0
+        expected = model.prob_after(model.text_logit(j["text"], j["named"], sound), j["silence_s"])
+        assert j["p"] == pytest.approx(expected, abs=5e-3)  # the descriptor is kept to 2 decimals
+    # without record_sound the descriptor stays out of the stats (they go into every run's results)
+    quiet = TurnDetectorAgent(model=model, transcriber=FixedTranscriber([CONTEXT, QUESTION]))
+    rollout(RoomEnv(scene=TWO_TURNS, behaviour="paper"), quiet)
+    assert all("sound" not in j for j in quiet.stats()["judged"])
+    assert [j["p"] for j in quiet.stats()["judged"]] == [j["p"] for j in judged]

@@ -260,3 +260,107 @@ def test_a_judged_silence_is_labelled_frame_by_frame_until_someone_speaks():
     first, second = cli.label_silences(judged, labels, follow=17)
     assert first["labels"] == [0, 0, 0] and first["last_turn"] == "pause"  # Ann speaks again at frame 7
     assert second["labels"] == [1] * 17 and second["expect"] == "free"  # cut at the long endpoint
+
+
+# ---- the sound of the turn's end --------------------------------------------------------------
+
+def _speech_windows(seconds: float, end: str, seed: int = 0, gain: float = 0.1) -> list[np.ndarray]:
+    """32 ms windows of a voiced tone with noise at 16 kHz, then 256 ms of faint noise (the
+    silence at the decision). ``end``: "cut", level held to the last window (a phrase stopped by
+    a pause); "fade", the last 400 ms falling by 30 dB (an utterance's end)."""
+    rng = np.random.default_rng(seed)
+    n = int(seconds * te.SOUND_RATE)
+    t = np.arange(n) / te.SOUND_RATE
+    x = np.sin(2 * np.pi * 140 * t) + 0.5 * np.sin(2 * np.pi * 280 * t) + 0.05 * rng.standard_normal(n)
+    if end == "fade":
+        k = int(0.4 * te.SOUND_RATE)
+        x[-k:] *= 10 ** (np.linspace(0, -30, k) / 20)
+    x = np.concatenate([x, 1e-3 * rng.standard_normal(8 * te.SOUND_WINDOW)]) * gain
+    x = x[: len(x) // te.SOUND_WINDOW * te.SOUND_WINDOW]
+    return list(x.reshape(-1, te.SOUND_WINDOW).astype(np.float32))
+
+
+def test_the_sound_descriptor_is_the_turns_end_against_its_own_level():
+    cut = te.sound_descriptor(_speech_windows(2.0, "cut"))
+    fade = te.sound_descriptor(_speech_windows(2.0, "fade"))
+    assert cut.shape == fade.shape == (te.SOUND_WINDOWS, te.SOUND_BANDS)
+    # the talker's loudness and the room's gain drop out
+    loud = te.sound_descriptor(_speech_windows(2.0, "cut", gain=3.0))
+    assert np.allclose(loud, cut, atol=1e-3)
+    # the speech windows of a held phrase sit at the turn's level; a fading end falls below it
+    level = lambda d, lo, hi: float(d[lo:hi, :4].mean())  # the low bands, where the voice is  # noqa: E731
+    speech = slice(te.SOUND_WINDOWS - 8 - 6, te.SOUND_WINDOWS - 8)  # the last 6 windows before the silence
+    assert abs(level(cut, speech.start, speech.stop)) < 1.0
+    assert level(fade, speech.start, speech.stop) < level(cut, speech.start, speech.stop) - 2.0
+    # the silence is far below the speech either way
+    assert level(cut, -8, None) < -5.0 and level(fade, -8, None) < -5.0
+
+
+def test_a_short_turn_is_padded_with_its_quietest_window_and_bad_windows_are_named():
+    short = _speech_windows(0.3, "cut")
+    assert len(short) < te.SOUND_WINDOWS
+    d = te.sound_descriptor(short)
+    assert d.shape == (te.SOUND_WINDOWS, te.SOUND_BANDS)
+    pad = te.SOUND_WINDOWS - len(short)
+    assert np.array_equal(d[:pad], np.repeat(d[[0]], pad, axis=0))
+    assert np.allclose(d[pad:], te.sound_descriptor(short)[pad:])
+    with pytest.raises(ValueError, match="no audio"):
+        te.sound_descriptor([])
+    with pytest.raises(ValueError, match="expected 512"):
+        te.sound_descriptor([np.zeros(480, np.float32)])
+
+
+def test_sound_features_average_blocks_of_the_descriptor():
+    d = np.arange(te.SOUND_WINDOWS * te.SOUND_BANDS, dtype=np.float32).reshape(te.SOUND_WINDOWS, te.SOUND_BANDS)
+    f = te.sound_features(d)
+    tw, tb = te.SOUND_POOL
+    assert f.shape == (te.N_SOUND,)
+    assert f[0] == pytest.approx(d[:tw, :tb].mean()) and f[-1] == pytest.approx(d[-tw:, -tb:].mean())
+    with pytest.raises(ValueError, match="shape"):
+        te.sound_features(d[:-1])
+
+
+def _toy_sounds(n=160, seed=0):
+    """The same ambiguous words each time; the end is a fading utterance (1) or a held phrase (0):
+    a rule only the sound expresses."""
+    texts, named, labels, sounds = [], [], [], []
+    for i in range(n):
+        y = i % 2
+        texts.append("we went to the station")
+        named.append(False)
+        labels.append(y)
+        sounds.append(te.sound_descriptor(_speech_windows(1.5, "fade" if y else "cut", seed=seed * 1000 + i)))
+    return texts, named, labels, sounds
+
+
+def test_a_model_with_the_sound_learns_what_the_words_cannot_and_round_trips(tmp_path):
+    texts, named, labels, sounds = _toy_sounds()
+    words_only = te.fit(texts, named, labels)
+    heard = te.fit(texts, named, labels, sounds=sounds)
+    assert not words_only.uses_sound and heard.uses_sound and len(heard.weights) == te.N_FEATURES + te.N_SOUND
+    vt, vn, vy, vs = _toy_sounds(40, seed=1)
+    p = np.array([heard.prob(t, n, sound=s) for t, n, s in zip(vt, vn, vs)])
+    assert cli.roc_auc(p, np.array(vy)) == 1.0
+    q = np.array([words_only.prob(t, n) for t, n in zip(vt, vn)])
+    assert np.ptp(q) < 1e-9  # the words alone cannot tell them apart
+    with pytest.raises(ValueError, match="sound_descriptor"):
+        heard.text_logit(vt[0], vn[0])
+    heard.save(tmp_path / "s.json")
+    back = te.load(tmp_path / "s.json")
+    assert back.uses_sound and back.prob(vt[0], sound=vs[0]) == pytest.approx(heard.prob(vt[0], sound=vs[0]), abs=1e-5)
+    with pytest.raises(ValueError, match="one each"):
+        te.fit(texts, named, labels, sounds=sounds[:-1])
+
+
+def test_the_fit_command_with_sound_needs_every_descriptor(tmp_path):
+    texts, named, labels, sounds = _toy_sounds(60)
+    lines = [{"set": "pause", "scene_id": f"s{i}", "text": t, "named": n, "silence_s": 0.256, "labels": [y] * 4,
+              "sound": np.round(s, 2).tolist()} for i, (t, n, y, s) in enumerate(zip(texts, named, labels, sounds))]
+    (tmp_path / "a.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
+    summary = cli.fit_main(tmp_path / "a.jsonl", tmp_path / "a.jsonl", tmp_path / "m.json", sound=True,
+                           log=lambda line: None)
+    assert te.load(tmp_path / "m.json").uses_sound and summary["validation"]["roc_auc"] == 1.0
+    del lines[3]["sound"]
+    (tmp_path / "b.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
+    with pytest.raises(ValueError, match=r"b\.jsonl:4: no \"sound\""):
+        cli.fit_main(tmp_path / "b.jsonl", tmp_path / "a.jsonl", tmp_path / "m2.json", sound=True)

@@ -17,7 +17,9 @@ the endpointing.
 its hash is in ``config()``). ``threshold``: default the checkpoint's own, chosen on the
 validation split. ``stats()["judged"]``: every judged silence, with its frame, transcript, the
 probability at the first look and, when it answered early, after how long a silence
-(``python -m fdenv.cli.turn_end collect`` labels them to train the model).
+(``python -m fdenv.cli.turn_end collect`` labels them to train the model; it sets ``record_sound``,
+and each entry then keeps the sound descriptor of the turn's end as well). A model with sound
+columns gets that descriptor at its first look at each silence.
 
 Like the cascade, its compute does not delay it: the partial transcript is taken as available
 at the decision, as from a streaming recogniser that keeps up with the audio.
@@ -27,6 +29,8 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
+
+import numpy as np
 
 from .agent import WINDOW_MS, CascadeAgent
 from .text import name_heard
@@ -60,6 +64,7 @@ class TurnDetectorAgent(CascadeAgent):
         self.threshold_knob = threshold
         self.threshold = float(self.turn_end.threshold if threshold is None else threshold)
         self.min_endpoint_ms = min_endpoint_ms
+        self.record_sound = False  # collect sets it: each judged silence keeps its sound descriptor
 
     def config(self) -> dict:
         return {**super().config(), "checkpoint": self.checkpoint_knob or "shipped:turn_end.json",
@@ -89,10 +94,17 @@ class TurnDetectorAgent(CascadeAgent):
         and its part of the logit, kept on the turn; an entry in ``stats()["judged"]``."""
         text = self._transcribe(turn)
         named = name_heard(text, self.assistant_name)
-        logit = self.turn_end.text_logit(text, named)
+        sound = None
+        if self.record_sound or self.turn_end.uses_sound:
+            from fdenv.train.turn_end import sound_descriptor
+
+            sound = sound_descriptor(turn["audio"])
+        logit = self.turn_end.text_logit(text, named, sound)
         silence_s = turn["silence_ms"] / 1000
         self._stats["judged"].append({"frame": self._k, "t_s": round(self._windows * WINDOW_MS / 1000, 3),
                                       "silence_s": round(silence_s, 3), "text": text, "named": named,
                                       "p": round(self.turn_end.prob_after(logit, silence_s), 4)})
+        if self.record_sound:
+            self._stats["judged"][-1]["sound"] = np.round(sound, 2).tolist()
         turn["judged"] = {"text": text, "logit": logit}
         return turn["judged"]

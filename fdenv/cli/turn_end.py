@@ -14,7 +14,8 @@ silence becomes a line: the partial transcript, whether the assistant's name was
 silence when it was judged, and a label for each frame of the silence from then on until someone
 speaks again (at most up to the long endpoint), from the env (``answer_now``: 1 when the
 assistant should answer now, after a request, a final turn or a pause scene's whole turn; 0
-otherwise: a pause, a gap between one speaker's turns, people talking among themselves). Lines
+otherwise: a pause, a gap between one speaker's turns, people talking among themselves), and the
+sound of the turn's end (``fdenv.train.turn_end.sound_descriptor``, 2 decimals). Lines
 are written as each scene ends (``--workers`` processes); a rerun skips scenes already in the
 file.
 
@@ -23,7 +24,7 @@ penalty picked from ``L2S`` by validation log-loss), then plays the validation s
 agent would (answer at the first frame whose probability reaches the threshold) and picks the
 lowest threshold (in steps of 0.01) at which, in each scene set, at most ``--max-early`` of the
 silences that hold a not-to-answer frame are answered on one. It prints the per-frame ROC AUC and
-the rates at that threshold.
+the rates at that threshold. ``--sound``: the model hears the sound of the turn's end too.
 """
 
 from __future__ import annotations
@@ -72,6 +73,7 @@ def play_scene(task: tuple[str, str], split: str, seed: int, min_endpoint_ms: fl
         _worker["agent"] = TurnDetectorAgent(model=TurnEndModel(np.zeros(N_FEATURES), -50.0, threshold=1.0),
                                              min_endpoint_ms=min_endpoint_ms,
                                              endpoint_silence_ms=COLLECT_ENDPOINT_MS, tts=tts)
+        _worker["agent"].record_sound = True
     env, agent = _worker[(set_name, split)], _worker["agent"]
     rng = np.random.default_rng([seed, zlib.crc32(scene_id.encode())])  # the same room for a scene every time
     room = draw_room(rng, {})
@@ -110,7 +112,8 @@ def label_silences(judged: list[dict], labels: list[dict], follow: int) -> list[
                 break  # someone speaks again: the silence is over
             ys.append(answer_now(labels[j], last[j]))
         out.append({"frame": d["frame"], "text": d["text"], "named": d["named"], "silence_s": d["silence_s"],
-                    "expect": labels[f]["expect"], "last_turn": last[f], "labels": ys})
+                    "expect": labels[f]["expect"], "last_turn": last[f], "labels": ys,
+                    **({"sound": d["sound"]} if "sound" in d else {})})
     return out
 
 
@@ -173,37 +176,44 @@ def _rows(path: Path):
         yield i, row
 
 
-def read_lines(path: Path) -> list[dict]:
-    """The labelled silences of a ``collect`` file (scenes without one are skipped)."""
+def read_lines(path: Path, sound: bool = False) -> list[dict]:
+    """The labelled silences of a ``collect`` file (scenes without one are skipped); ``sound``:
+    each must carry its sound descriptor."""
     rows = []
     for i, row in _rows(path):
         if row.get("text") is None:
             continue
         if not isinstance(row.get("labels"), list) or not row["labels"]:
             raise ValueError(f"{path}:{i}: no per-frame \"labels\"; a file from an older collect? collect again")
+        if sound and "sound" not in row:
+            raise ValueError(f"{path}:{i}: no \"sound\" descriptor, which a model with --sound needs; a file "
+                             "from an older collect? collect again")
         rows.append(row)
     if not rows:
         raise ValueError(f"{path}: no labelled silences; run `python -m fdenv.cli.turn_end collect` first")
     return rows
 
 
-def examples(rows: list[dict]) -> tuple[list[str], list[bool], list[float], list[int]]:
-    """One example per frame of each silence: (texts, name flags, silence so far, labels)."""
-    texts, named, silence, labels = [], [], [], []
+def examples(rows: list[dict]) -> tuple[list[str], list[bool], list[float], list[int], list]:
+    """One example per frame of each silence: (texts, name flags, silence so far, labels, sound
+    descriptors: one array per silence, shared by its frames; None where the line has none)."""
+    texts, named, silence, labels, sounds = [], [], [], [], []
     for r in rows:
+        sound = np.asarray(r["sound"], np.float32) if "sound" in r else None
         for i, y in enumerate(r["labels"]):
             texts.append(r["text"])
             named.append(bool(r["named"]))
             silence.append(float(r["silence_s"]) + i * FRAME_S)
             labels.append(int(y))
-    return texts, named, silence, labels
+            sounds.append(sound)
+    return texts, named, silence, labels, sounds
 
 
 def silence_probs(model, rows: list[dict]) -> list[np.ndarray]:
     """P(answer now) at each frame of each silence (computed once for a sweep of thresholds)."""
     out = []
     for r in rows:
-        z = model.text_logit(r["text"], bool(r["named"]))
+        z = model.text_logit(r["text"], bool(r["named"]), r.get("sound"))
         out.append(np.array([model.prob_after(z, float(r["silence_s"]) + i * FRAME_S) for i in range(len(r["labels"]))]))
     return out
 
@@ -263,19 +273,21 @@ def roc_auc(score: np.ndarray, y: np.ndarray) -> float:
     return float((rank[pos].sum() - pos.sum() * (pos.sum() + 1) / 2) / (pos.sum() * (~pos).sum()))
 
 
-def fit_main(train, val, out: Path, max_early: float = 0.05, log=print) -> dict:
-    """``train``, ``val``: a ``collect`` file or a list of them (say, one per voice back end)."""
+def fit_main(train, val, out: Path, max_early: float = 0.05, sound: bool = False, log=print) -> dict:
+    """``train``, ``val``: a ``collect`` file or a list of them (say, one per voice back end).
+    ``sound``: the model also hears the sound of the turn's end (every line needs its descriptor)."""
     from ..train.turn_end import fit
 
     train, val = _paths(train), _paths(val)
-    tt, tn, ts, ty = examples([row for path in train for row in read_lines(path)])
-    vrows = [row for path in val for row in read_lines(path)]
-    vt, vn, vs, vy = examples(vrows)
+    trows = [row for path in train for row in read_lines(path, sound)]
+    vrows = [row for path in val for row in read_lines(path, sound)]
+    tt, tn, ts, ty, tsd = examples(trows)
+    vt, vn, vs, vy, vsd = examples(vrows)
     vy_ = np.array(vy)
     best = None
     for l2 in L2S:
-        model = fit(tt, tn, ty, ts, l2=l2)
-        p = np.clip(np.array([model.prob(t, n, s) for t, n, s in zip(vt, vn, vs)]), 1e-9, 1 - 1e-9)
+        model = fit(tt, tn, ty, ts, l2=l2, sounds=tsd if sound else None)
+        p = np.clip(np.array([model.prob(t, n, s, d) for t, n, s, d in zip(vt, vn, vs, vsd)]), 1e-9, 1 - 1e-9)
         nll = float(-np.mean(vy_ * np.log(p) + (1 - vy_) * np.log(1 - p)))
         log(f"l2 {l2}: validation log-loss {nll:.4f}, ROC AUC {roc_auc(p, vy_):.3f} (per frame)")
         if best is None or nll < best[0]:
@@ -324,6 +336,7 @@ def main(argv=None) -> None:
     f.add_argument("--out", required=True, type=Path, help="the checkpoint (.json)")
     f.add_argument("--max-early", type=float, default=0.05,
                    help="share of negative decisions (pauses, other people's turns) allowed to answer early")
+    f.add_argument("--sound", action="store_true", help="the model also hears the sound of the turn's end")
     args = p.parse_args(argv)
     if args.cmd == "collect":
         if args.split == "test":
@@ -336,7 +349,7 @@ def main(argv=None) -> None:
                     p.error(f"--{name} {str(path)!r}: no such file; make it with `collect`")
         if not 0.0 <= args.max_early < 1.0:
             p.error(f"--max-early {args.max_early}: expected a share in [0, 1)")
-        fit_main(args.train, args.val, args.out, args.max_early)
+        fit_main(args.train, args.val, args.out, args.max_early, args.sound)
 
 
 if __name__ == "__main__":

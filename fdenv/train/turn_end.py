@@ -21,6 +21,12 @@ it on MPE silences from 0.57-0.58 to 0.63-0.68; ``benchmarks/turn_end_features.p
 docs/training.md, "A learned turn detector"). ``fit`` trains it on transcripts labelled by the env at each frame
 of their silence, never at test. A checkpoint is a small JSON file: the settings, the weights, the
 threshold chosen on validation and what it was trained on.
+
+A model may also hear the sound of the turn's end (``sound_descriptor``: the log-mel of the turn's
+last second up to the decision, against its own speech level, pooled by ``sound_features`` into
+``N_SOUND`` more columns; ``fit(..., sounds=...)``). On the validation split that costs more than it
+brings on pause and turn-taking silences, so the shipped model has no sound columns
+(docs/training.md, "The sound of the turn's end, tried").
 """
 
 from __future__ import annotations
@@ -30,7 +36,8 @@ from pathlib import Path
 
 import numpy as np
 
-FORMAT = "fdenv.turn_end/3"
+FORMAT = "fdenv.turn_end/4"
+FORMATS = ("fdenv.turn_end/3", FORMAT)  # /3: words and silence only, as /4 without the sound
 PUNCT = ("?", ".", "!", ",", "-")  # final punctuation classes (besides none)
 ELLIPSES = ("...", "\u2026")  # Whisper's mark for words that trail off (a pause's, far more often than an end's)
 # English closed-class words that rarely end a sentence (articles, prepositions, conjunctions,
@@ -80,33 +87,90 @@ def text_features(text: str, named: bool = False) -> np.ndarray:
     return v
 
 
+# The sound of the turn's end: the log-mel spectrum of each 32 ms window (the cascade's window at
+# 16 kHz) over the last SOUND_WINDOWS windows up to the decision, against the turn's own speech
+# level (its loudest half of windows), so the talker's loudness and the room's gain drop out. A
+# phrase cut by a pause keeps its level and pitch to its last word; a turn's end falls and fades.
+SOUND_RATE = 16000
+SOUND_WINDOW = 512  # samples: 32 ms
+SOUND_WINDOWS = 32  # the last 1.024 s up to the decision
+SOUND_BANDS = 16
+SOUND_POOL = (4, 2)  # windows x bands averaged into one of the model's columns
+N_SOUND = (SOUND_WINDOWS // SOUND_POOL[0]) * (SOUND_BANDS // SOUND_POOL[1])
+_SOUND_FB: list = []
+
+
+def sound_descriptor(windows: list[np.ndarray]) -> np.ndarray:
+    """``(SOUND_WINDOWS, SOUND_BANDS)`` log-mel (natural log) of the last ``SOUND_WINDOWS`` of a
+    turn's 32 ms windows at 16 kHz (``windows``: the turn's audio so far, oldest first), less the
+    mean log-mel of the turn's loudest half of windows; a turn shorter than that is padded at its
+    start with its quietest window."""
+    if not windows:
+        raise ValueError("sound_descriptor: no audio windows")
+    if not _SOUND_FB:
+        from .features import mel_filterbank
+
+        _SOUND_FB.append(mel_filterbank(SOUND_BANDS, SOUND_WINDOW, SOUND_RATE).astype(np.float64))
+    x = np.stack([np.asarray(w, np.float64) for w in windows])
+    if x.shape[1] != SOUND_WINDOW:
+        raise ValueError(f"sound_descriptor: windows of {x.shape[1]} samples, expected {SOUND_WINDOW} (32 ms at 16 kHz)")
+    power = np.abs(np.fft.rfft(x * np.hanning(SOUND_WINDOW), axis=1)) ** 2
+    logmel = np.log(power @ _SOUND_FB[0].T + 1e-10)
+    total = logmel.mean(axis=1)
+    loud = total >= np.median(total)
+    rel = logmel - logmel[loud].mean(axis=0)
+    if len(rel) < SOUND_WINDOWS:
+        rel = np.concatenate([np.repeat(rel[[int(np.argmin(total))]], SOUND_WINDOWS - len(rel), axis=0), rel])
+    return rel[-SOUND_WINDOWS:].astype(np.float32)
+
+
+def sound_features(descriptor) -> np.ndarray:
+    """A ``sound_descriptor`` as the model's ``N_SOUND`` columns: its windows and bands averaged in
+    blocks of ``SOUND_POOL`` (fewer numbers than the few thousand training silences can fit)."""
+    d = np.asarray(descriptor, np.float32)
+    if d.shape != (SOUND_WINDOWS, SOUND_BANDS):
+        raise ValueError(f"sound_features: a descriptor of shape {d.shape}, expected {(SOUND_WINDOWS, SOUND_BANDS)}")
+    tw, tb = SOUND_POOL
+    return d.reshape(SOUND_WINDOWS // tw, tw, SOUND_BANDS // tb, tb).mean(axis=(1, 3)).ravel()
+
+
 class TurnEndModel:
-    """``prob(text, named)``: P(answer now). ``threshold``: the decision threshold chosen on
-    validation (the agent's default). ``meta``: what it was trained on."""
+    """``prob(text, named, silence_s, sound)``: P(answer now). ``threshold``: the decision
+    threshold chosen on validation (the agent's default). ``meta``: what it was trained on.
+    ``weights``: ``N_FEATURES`` of them (words and silence), or ``N_FEATURES + N_SOUND`` for a
+    model that also hears the sound of the turn's end (``uses_sound``)."""
 
     def __init__(self, weights: np.ndarray, bias: float, threshold: float = 0.5, meta: dict | None = None):
         weights = np.asarray(weights, np.float64)
-        if weights.shape != (N_FEATURES,):
+        if weights.ndim != 1 or weights.shape[0] not in (N_FEATURES, N_FEATURES + N_SOUND):
             raise ValueError(f"turn-end model: {weights.shape[0] if weights.ndim == 1 else weights.shape} weights, "
-                             f"the features have {N_FEATURES}; retrain it with this version of fdenv")
+                             f"the features have {N_FEATURES} (or {N_FEATURES + N_SOUND} with the sound); retrain it "
+                             "with this version of fdenv")
         self.weights, self.bias, self.threshold = weights, float(bias), float(threshold)
+        self.uses_sound = weights.shape[0] == N_FEATURES + N_SOUND
         self.meta = dict(meta or {})
 
-    def prob(self, text: str, named: bool = False, silence_s: float = 0.0) -> float:
-        return self.prob_after(self.text_logit(text, named), silence_s)
+    def prob(self, text: str, named: bool = False, silence_s: float = 0.0, sound=None) -> float:
+        return self.prob_after(self.text_logit(text, named, sound), silence_s)
 
-    def text_logit(self, text: str, named: bool = False) -> float:
-        """The words' part of the logit (computed once per silence: the words do not change in it)."""
-        return float(text_features(text, named) @ self.weights[:N_TEXT] + self.bias)
+    def text_logit(self, text: str, named: bool = False, sound=None) -> float:
+        """The part of the logit fixed within a silence, computed once per silence: the words', and
+        for a model that ``uses_sound`` the sound's (``sound``: a ``sound_descriptor``)."""
+        z = float(text_features(text, named) @ self.weights[:N_TEXT] + self.bias)
+        if self.uses_sound:
+            if sound is None:
+                raise ValueError("turn-end model: it hears the sound of the turn's end; pass its sound_descriptor")
+            z += float(sound_features(sound) @ self.weights[N_FEATURES:])
+        return z
 
     def prob_after(self, text_logit: float, silence_s: float) -> float:
-        """P(answer now) with the words' logit after ``silence_s`` seconds of silence."""
-        z = text_logit + float(silence_features(silence_s) @ self.weights[N_TEXT:])
+        """P(answer now) with the fixed part of the logit after ``silence_s`` seconds of silence."""
+        z = text_logit + float(silence_features(silence_s) @ self.weights[N_TEXT:N_FEATURES])
         return float(1.0 / (1.0 + np.exp(-z)))
 
     def save(self, path: str | Path) -> None:
         Path(path).write_text(json.dumps({"format": FORMAT, "silence_steps_s": list(SILENCE_STEPS_S),
-                                          "threshold": self.threshold,
+                                          "sound": self.uses_sound, "threshold": self.threshold,
                                           "bias": self.bias, "weights": [round(float(w), 6) for w in self.weights],
                                           "meta": self.meta}, indent=1))
 
@@ -121,7 +185,7 @@ def load(path: str | Path) -> TurnEndModel:
                                 "`python -m fdenv.cli.turn_end fit` or leave the checkpoint unset for the shipped one") from None
     except json.JSONDecodeError as e:
         raise ValueError(f"{path}: not a turn-end checkpoint (not JSON: {e})") from None
-    if not isinstance(data, dict) or data.get("format") != FORMAT:
+    if not isinstance(data, dict) or data.get("format") not in FORMATS:
         raise ValueError(f"{path}: not a turn-end checkpoint (expected \"format\": \"{FORMAT}\")")
     if data.get("silence_steps_s") != list(SILENCE_STEPS_S):
         raise ValueError(f"{path}: silence_steps_s={data.get('silence_steps_s')!r}, this fdenv uses "
@@ -130,22 +194,34 @@ def load(path: str | Path) -> TurnEndModel:
 
 
 def fit(texts: list[str], named: list[bool], labels: list[int], silence_s: list[float] | None = None,
-        l2: float = 1.0) -> TurnEndModel:
+        l2: float = 1.0, sounds: list | None = None) -> TurnEndModel:
     """Logistic regression with an L2 penalty ``l2`` (on the weights, not the bias), fitted with
     L-BFGS: deterministic, so the same data gives the same checkpoint. One example per (transcript,
-    silence so far, label); ``silence_s`` None: all at no silence."""
+    silence so far, label); ``silence_s`` None: all at no silence. ``sounds``: each example's
+    ``sound_descriptor`` (examples of one silence may share one object), for a model that hears
+    the sound; None for words and silence alone."""
     silence_s = [0.0] * len(labels) if silence_s is None else silence_s
-    if not len(texts) == len(named) == len(silence_s) == len(labels):
-        raise ValueError(f"fit: {len(texts)} texts, {len(named)} name flags, {len(silence_s)} silences and "
-                         f"{len(labels)} labels; expected one each")
+    if not len(texts) == len(named) == len(silence_s) == len(labels) == (len(labels) if sounds is None else len(sounds)):
+        raise ValueError(f"fit: {len(texts)} texts, {len(named)} name flags, {len(silence_s)} silences, "
+                         f"{len(labels)} labels{'' if sounds is None else f' and {len(sounds)} sounds'}; expected one each")
     y = np.asarray(labels, np.float64)
     if not np.isin(y, (0, 1)).all() or len(np.unique(y)) < 2:
         raise ValueError("fit: labels must be 0 and 1, with both present")
-    cache: dict = {}  # many examples share a transcript
-    x = np.stack([np.concatenate([cache.setdefault((t, n), text_features(t, n)), silence_features(s)])
-                  for t, n, s in zip(texts, named, silence_s)]).astype(np.float64)
+    words: dict = {}  # many examples share a transcript, and a silence's examples its sound
+    rows = [np.concatenate([_memo(words, (t, n), lambda: text_features(t, n)), silence_features(s)])
+            for t, n, s in zip(texts, named, silence_s)]
+    if sounds is not None:
+        heard: dict = {}
+        rows = [np.concatenate([r, _memo(heard, id(d), lambda: sound_features(d))]) for r, d in zip(rows, sounds)]
+    x = np.stack(rows).astype(np.float64)
     wb = fit_logistic(x, y, l2)
     return TurnEndModel(wb[:-1], wb[-1], meta={"examples": len(y), "positives": int(y.sum()), "l2": l2})
+
+
+def _memo(cache: dict, key, make):
+    if key not in cache:
+        cache[key] = make()
+    return cache[key]
 
 
 def fit_logistic(x: np.ndarray, y: np.ndarray, l2: float) -> np.ndarray:
