@@ -249,6 +249,20 @@ def test_collect_labels_each_frame_of_each_silence_and_resumes(tmp_path):
     assert len(out.read_text().splitlines()) == n
 
 
+def test_a_scene_without_a_judged_silence_is_marked_played_under_its_own_id(tmp_path):
+    """A scene whose user never fell silent long enough still gets a line, with its own set and
+    id, so a rerun skips it; read_lines leaves the mark out."""
+    out = tmp_path / "c.jsonl"
+    played = [(("pause", "pause-0007"), []),
+              (("mpe", "mpe-0003"), [{"set": "mpe", "scene_id": "mpe-0003", "text": "Aria?", "named": True,
+                                      "silence_s": 0.256, "labels": [1]}])]
+    with out.open("a") as f:
+        cli._write(played, f, len(played), log=lambda line: None)
+    marks = [r for _, r in cli._rows(out) if r["text"] is None]
+    assert marks == [{"set": "pause", "scene_id": "pause-0007", "text": None}]
+    assert [r["scene_id"] for r in cli.read_lines(out)] == ["mpe-0003"]
+
+
 def test_a_judged_silence_is_labelled_frame_by_frame_until_someone_speaks():
     def lab(expect, turn=None, label=None, speaking=()):
         return {**_labels(expect, turn, label), "speaking": speaking}

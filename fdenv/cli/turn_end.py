@@ -153,9 +153,9 @@ def collect(split: str, out: Path, sets=SETS, limit: int | None = None, seed: in
 
 
 def _write(results, f, n: int, log) -> None:
-    for i, (task, lines) in enumerate(results, 1):
+    for i, ((set_name, scene_id), lines) in enumerate(results, 1):
         # a scene without a judged silence still marks the scene as played
-        for line in lines or [{"set": task[0][0], "scene_id": task[0][1], "text": None}]:
+        for line in lines or [{"set": set_name, "scene_id": scene_id, "text": None}]:
             f.write(json.dumps(line) + "\n")
         f.flush()
         if i % 10 == 0 or i == n:
