@@ -92,7 +92,7 @@ def report(name: str, model, val: list[dict]) -> str:
 
 
 def main(argv=None) -> None:
-    from fdenv.cli.turn_end import L2S, examples, fit_main, read_lines
+    from fdenv.cli.turn_end import L2S, examples, fit_main, log_loss, read_lines
     from fdenv.train import turn_end as te
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -118,32 +118,24 @@ def main(argv=None) -> None:
     x = np.stack([np.concatenate([te.features(*q), [w]]) for q, w in zip(zip(t, n, s), z)])
     vt, vn, vs, vy, vz = examples(val_scored)
     xv = np.stack([np.concatenate([te.features(*q), [w]]) for q, w in zip(zip(vt, vn, vs), vz)])
-    vy = np.array(vy, np.float64)
-    best = None
-    for l2 in L2S:
-        wb = te.fit_logistic(x, np.array(y, np.float64), l2)
-        p = np.clip(1 / (1 + np.exp(-(xv @ wb[:-1] + wb[-1]))), 1e-9, 1 - 1e-9)
-        nll = float(-np.mean(vy * np.log(p) + (1 - vy) * np.log(1 - p)))
-        if best is None or nll < best[0]:
-            best = (nll, wb)
-    print(report(f"words + sound, stacked (score weight {best[1][-2]:+.2f})", _Stacked(best[1]), val_scored))
+    best = min((te.fit_logistic(x, np.array(y, np.float64), l2) for l2 in L2S),
+               key=lambda wb: log_loss(1 / (1 + np.exp(-(xv @ wb[:-1] + wb[-1]))), np.array(vy, np.float64)))
+    print(report(f"words + sound, stacked (score weight {best[-2]:+.2f})", _Stacked(best), val_scored))
 
 
 class _Stacked:
-    """The stacked model as the turn-end command's rule asks it: ``sound`` is the network's score."""
+    """The stacked model as the turn-end command's rule asks it: the words-and-silence model of
+    the first ``N_FEATURES`` weights, plus the network's score (``sound``) times the last one."""
 
     def __init__(self, wb: np.ndarray):
-        self.weights, self.bias = wb[:-1], wb[-1]
+        from fdenv.train.turn_end import N_FEATURES, TurnEndModel
+
+        self.words = TurnEndModel(wb[:N_FEATURES], wb[-1])
+        self.score_weight = float(wb[N_FEATURES])
+        self.prob_after = self.words.prob_after
 
     def text_logit(self, text: str, named: bool = False, sound: float = 0.0) -> float:
-        from fdenv.train.turn_end import N_TEXT, text_features
-
-        return float(text_features(text, named) @ self.weights[:N_TEXT] + self.bias + self.weights[-1] * sound)
-
-    def prob_after(self, text_logit: float, silence_s: float) -> float:
-        from fdenv.train.turn_end import N_FEATURES, N_TEXT, silence_features
-
-        return float(1 / (1 + np.exp(-(text_logit + silence_features(silence_s) @ self.weights[N_TEXT:N_FEATURES]))))
+        return self.words.text_logit(text, named) + self.score_weight * sound
 
     def prob(self, text: str, named: bool, silence_s: float, sound: float) -> float:
         return self.prob_after(self.text_logit(text, named, sound), silence_s)

@@ -273,6 +273,13 @@ def roc_auc(score: np.ndarray, y: np.ndarray) -> float:
     return float((rank[pos].sum() - pos.sum() * (pos.sum() + 1) / 2) / (pos.sum() * (~pos).sum()))
 
 
+def log_loss(p: np.ndarray, y: np.ndarray) -> float:
+    """Mean negative log-likelihood of labels ``y`` (0/1) under probabilities ``p`` (clipped to
+    [1e-9, 1 - 1e-9]): what picks the L2 penalty on validation."""
+    p = np.clip(p, 1e-9, 1 - 1e-9)
+    return float(-np.mean(y * np.log(p) + (1 - y) * np.log(1 - p)))
+
+
 def fit_main(train, val, out: Path, max_early: float = 0.05, sound: bool = False, log=print) -> dict:
     """``train``, ``val``: a ``collect`` file or a list of them (say, one per voice back end).
     ``sound``: the model also hears the sound of the turn's end (every line needs its descriptor)."""
@@ -288,7 +295,7 @@ def fit_main(train, val, out: Path, max_early: float = 0.05, sound: bool = False
     for l2 in L2S:
         model = fit(tt, tn, ty, ts, l2=l2, sounds=tsd if sound else None)
         p = np.clip(np.array([model.prob(t, n, s, d) for t, n, s, d in zip(vt, vn, vs, vsd)]), 1e-9, 1 - 1e-9)
-        nll = float(-np.mean(vy_ * np.log(p) + (1 - vy_) * np.log(1 - p)))
+        nll = log_loss(p, vy_)
         log(f"l2 {l2}: validation log-loss {nll:.4f}, ROC AUC {roc_auc(p, vy_):.3f} (per frame)")
         if best is None or nll < best[0]:
             best = (nll, l2, model, p)

@@ -31,6 +31,7 @@ brings on pause and turn-taking silences, so the shipped model has no sound colu
 
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 
@@ -97,7 +98,13 @@ SOUND_WINDOWS = 32  # the last 1.024 s up to the decision
 SOUND_BANDS = 16
 SOUND_POOL = (4, 2)  # windows x bands averaged into one of the model's columns
 N_SOUND = (SOUND_WINDOWS // SOUND_POOL[0]) * (SOUND_BANDS // SOUND_POOL[1])
-_SOUND_FB: list = []
+
+
+@functools.lru_cache(maxsize=1)
+def _sound_filterbank() -> np.ndarray:
+    from .features import mel_filterbank
+
+    return mel_filterbank(SOUND_BANDS, SOUND_WINDOW, SOUND_RATE).astype(np.float64)
 
 
 def sound_descriptor(windows: list[np.ndarray]) -> np.ndarray:
@@ -107,15 +114,11 @@ def sound_descriptor(windows: list[np.ndarray]) -> np.ndarray:
     start with its quietest window."""
     if not windows:
         raise ValueError("sound_descriptor: no audio windows")
-    if not _SOUND_FB:
-        from .features import mel_filterbank
-
-        _SOUND_FB.append(mel_filterbank(SOUND_BANDS, SOUND_WINDOW, SOUND_RATE).astype(np.float64))
     x = np.stack([np.asarray(w, np.float64) for w in windows])
     if x.shape[1] != SOUND_WINDOW:
         raise ValueError(f"sound_descriptor: windows of {x.shape[1]} samples, expected {SOUND_WINDOW} (32 ms at 16 kHz)")
     power = np.abs(np.fft.rfft(x * np.hanning(SOUND_WINDOW), axis=1)) ** 2
-    logmel = np.log(power @ _SOUND_FB[0].T + 1e-10)
+    logmel = np.log(power @ _sound_filterbank().T + 1e-10)
     total = logmel.mean(axis=1)
     loud = total >= np.median(total)
     rel = logmel - logmel[loud].mean(axis=0)
