@@ -126,7 +126,7 @@ def test_frontier_plays_every_point_with_the_chosen_voices(monkeypatch):
         made.append((name, kw["tts"]))
         return name
 
-    def run_point(agent, room, sets, split, limit, out, scoring, tts="espeak"):
+    def run_point(agent, room, sets, split, limit, out, scoring, tts="espeak", behaviour="natural"):
         played.append((agent, room, tts))
         p = _point([0, 0], [0.5, 0.5])
         return {**p, "summary": fr.summarise(p["data"])}
@@ -157,7 +157,7 @@ def test_frontier_sweeps_the_chosen_agent_with_its_shipped_checkpoint_by_default
         made.append((name, kw.get("checkpoint"), kw.get("threshold")))
         return name
 
-    def run_point(agent, room, sets, split, limit, out, scoring, tts="espeak"):
+    def run_point(agent, room, sets, split, limit, out, scoring, tts="espeak", behaviour="natural"):
         p = _point([0, 0], [0.5, 0.5])
         return {**p, "summary": fr.summarise(p["data"])}
 
@@ -167,6 +167,46 @@ def test_frontier_sweeps_the_chosen_agent_with_its_shipped_checkpoint_by_default
     assert made == [("turn_detector", None, 0.2), ("turn_detector", None, 0.8), ("cascade", None, None)]
     assert res["anechoic"]["policy_agent"] == "turn_detector"
     assert "policy: the turn_detector agent" in fr.markdown(res)
+
+
+def test_frontier_plays_every_point_under_the_chosen_human_behaviour(monkeypatch):
+    """``behaviour``: the humans' profile reaches every point's runs (both agents), and the report
+    names it; the env's default (natural) when not given."""
+    from fdenv.train import frontier as fr
+
+    played = []
+
+    def run_point(agent, room, sets, split, limit, out, scoring, tts="espeak", behaviour="natural"):
+        played.append((agent, behaviour))
+        p = _point([0, 0], [0.5, 0.5])
+        return {**p, "summary": fr.summarise(p["data"])}
+
+    monkeypatch.setattr(fr, "run_point", run_point)
+    res = fr.frontier(None, lambda name, **kw: name, conditions=["anechoic"], thresholds=[0.5], endpoints_ms=[1000],
+                      log=lambda s: None, behaviour="paper")
+    assert played == [("policy", "paper"), ("cascade", "paper")]
+    assert res["anechoic"]["behaviour"] == "paper"
+    assert "the humans' behaviour: paper" in fr.markdown(res)
+    played.clear()
+    res = fr.frontier(None, lambda name, **kw: name, conditions=["anechoic"], thresholds=[0.5], endpoints_ms=[],
+                      log=lambda s: None)
+    assert played == [("policy", "natural")] and "the humans' behaviour: natural" in fr.markdown(res)
+
+
+def test_a_frontier_point_runs_the_env_with_the_chosen_human_behaviour(tmp_path):
+    """A real point (the silent agent, two pause scenes): its run folder's env ran the profile it
+    was given, and the natural and paper runs are kept apart."""
+    import json
+
+    from fdenv_agents import make_agent
+
+    from fdenv.train import frontier as fr
+
+    for profile in ("paper", "natural"):
+        p = fr.run_point(make_agent("silent"), None, sets=("pause",), limit=2, out=tmp_path, behaviour=profile)
+        assert list(p["data"]["pause"].values()) == [0.0, 0.0]  # two scenes; the silent agent takes no pause
+    configs = [json.loads(f.read_text()) for f in sorted(tmp_path.glob("*/config.json"))]
+    assert sorted(c["env"]["behaviour"] for c in configs) == ["natural", "paper"]
 
 
 def _one_point_frontier() -> dict:
@@ -234,3 +274,24 @@ def test_frontier_cli_prints_each_point_as_it_ends(monkeypatch, capsys):
     monkeypatch.setattr(fr, "frontier", frontier)
     cli.main(["frontier", "--policy", "p.pt", "--conditions", "anechoic"])
     assert "Median latency at pause TOR" in capsys.readouterr().out
+
+
+def test_frontier_cli_passes_the_human_behaviour_and_refuses_an_unknown_one(monkeypatch, capsys):
+    import pytest
+
+    from fdenv.cli import compare as cli
+    from fdenv.train import frontier as fr
+
+    seen = []
+
+    def frontier(*args, **kwargs):
+        seen.append(kwargs["behaviour"])
+        return _one_point_frontier()
+
+    monkeypatch.setattr(fr, "frontier", frontier)
+    cli.main(["frontier", "--conditions", "anechoic", "--behaviour", "paper"])
+    cli.main(["frontier", "--conditions", "anechoic"])
+    assert seen == ["paper", "natural"]
+    with pytest.raises(SystemExit):
+        cli.main(["frontier", "--behaviour", "scripted"])
+    assert "--behaviour: invalid choice: 'scripted'" in capsys.readouterr().err

@@ -28,6 +28,7 @@ def report_path(parser: argparse.ArgumentParser, report: str | None) -> Path | N
 def frontier_main(argv) -> None:
     from fdenv_agents import make_agent
 
+    from ..sim.behaviour import DEFAULT_PROFILE, PROFILES
     from ..train import frontier as fr
 
     p = argparse.ArgumentParser(prog="python -m fdenv.cli.compare frontier",
@@ -51,13 +52,16 @@ def frontier_main(argv) -> None:
                    help="the voices of the humans and of both agents (kokoro: the benchmark's)")
     p.add_argument("--agent-tts", default=None, choices=["espeak", "kokoro"],
                    help="the agents' own voice, when not --tts's (espeak: fast answers with Kokoro's humans)")
+    p.add_argument("--behaviour", default=DEFAULT_PROFILE, choices=list(PROFILES),
+                   help="the humans' behaviour profile: natural (drawn timings, overlaps; the env's default) or "
+                        "paper (SPEC 3's constants)")
     p.add_argument("--report", default=None, help="write the markdown here, the numbers next to it (.json), "
                                                   "and a plot per condition into its folder")
     args = p.parse_args(argv)
     report = report_path(p, args.report)
     res = fr.frontier(args.policy, make_agent, args.conditions, args.thresholds, args.endpoints_ms, sets=args.sets,
                       split=args.split, limit=args.limit, out=args.out, tts=args.tts, policy_agent=args.policy_agent,
-                      agent_tts=args.agent_tts,
+                      agent_tts=args.agent_tts, behaviour=args.behaviour,
                       log=lambda line: print(line, flush=True))  # a point's line as it ends, also into a file
     text = fr.markdown(res)
     print(text)

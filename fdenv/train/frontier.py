@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from ..score import stats
+from ..sim.behaviour import DEFAULT_PROFILE
 
 # The three conditions of the comparison (SPEC 4 room configs).
 CONDITIONS = {
@@ -148,7 +149,10 @@ def latency_at_tor(policy_points: list[dict], cascade_points: list[dict], target
 
 
 def run_point(agent, condition, sets=SETS, split: str = "test", limit: int | None = None, out="runs",
-              scoring: dict | None = None, progress: bool = False, tts: str = "espeak") -> dict:
+              scoring: dict | None = None, progress: bool = False, tts: str = "espeak",
+              behaviour: str = DEFAULT_PROFILE) -> dict:
+    """One agent setting on ``sets`` in one room: its run folders' lines, and their measures.
+    ``behaviour``: the humans' behaviour profile (``fdenv.sim.behaviour``)."""
     from ..run import run
     from ..runs import read_episodes
     from .compare import with_mpe
@@ -156,7 +160,7 @@ def run_point(agent, condition, sets=SETS, split: str = "test", limit: int | Non
     lines = []
     for s in sets:
         folder = run(agent, scene_set=s, split=split, limit=limit, out=out, scoring=scoring, progress=progress,
-                     room=condition, tts=tts)
+                     room=condition, tts=tts, behaviour=behaviour)
         lines += with_mpe(folder, read_episodes(folder), scoring)
     data = point_data(lines)
     return {"data": data, "summary": summarise(data)}
@@ -165,7 +169,7 @@ def run_point(agent, condition, sets=SETS, split: str = "test", limit: int | Non
 def frontier(policy_checkpoint, make_agent, conditions=tuple(CONDITIONS), thresholds=THRESHOLDS,
              endpoints_ms=ENDPOINTS_MS, sets=SETS, split: str = "test", limit: int | None = None, out="runs",
              scoring: dict | None = None, log=print, tts: str = "espeak", policy_agent: str = "policy",
-             agent_tts: str | None = None) -> dict:
+             agent_tts: str | None = None, behaviour: str = DEFAULT_PROFILE) -> dict:
     """Both frontiers in each condition, and the latency at pause TOR 0.10. ``make_agent``:
     ``fdenv_agents.make_agent`` (the command line passes it: only it imports the agents).
     ``policy_agent``: the agent whose ``threshold`` is swept (``"policy"``, the GRU of
@@ -177,8 +181,10 @@ def frontier(policy_checkpoint, make_agent, conditions=tuple(CONDITIONS), thresh
     and ``agent_tts="espeak"`` the humans keep the benchmark's voices and each new answer is
     synthesised in milliseconds, not the seconds Kokoro takes here; the answers' voice then
     differs in their echo and their length, for both agents the same.
-    ``scoring``: the runs' scoring settings; default the ``paper`` profile alone (the measures
-    here are all ``paper``'s)."""
+    ``behaviour``: the humans' behaviour profile, ``"natural"`` (the env's default: drawn timings,
+    overlaps) or ``"paper"`` (SPEC 3's constants).
+    ``scoring``: the runs' scoring settings; default the ``paper`` scoring profile alone (the
+    measures here are all ``paper``'s)."""
     scoring = {"profiles": ["paper"]} if scoring is None else scoring
     res = {}
     agent_tts = tts if agent_tts is None else agent_tts
@@ -190,15 +196,16 @@ def frontier(policy_checkpoint, make_agent, conditions=tuple(CONDITIONS), thresh
         for th in thresholds:
             agent = make_agent(policy_agent, checkpoint=None if policy_checkpoint is None else str(policy_checkpoint),
                                threshold=float(th), tts=agent_tts)
-            p = run_point(agent, room, sets, split, limit, out, scoring, tts=tts)
+            p = run_point(agent, room, sets, split, limit, out, scoring, tts=tts, behaviour=behaviour)
             pts["policy"].append({"setting": {"threshold": float(th)}, **p})
             log(f"[{cond}] {policy_agent} threshold {th}: {_brief(p['summary'])}")
         for ms in endpoints_ms:
             agent = make_agent("cascade", endpoint_silence_ms=int(ms), tts=agent_tts)
-            p = run_point(agent, room, sets, split, limit, out, scoring, tts=tts)
+            p = run_point(agent, room, sets, split, limit, out, scoring, tts=tts, behaviour=behaviour)
             pts["cascade"].append({"setting": {"endpoint_silence_ms": int(ms)}, **p})
             log(f"[{cond}] cascade endpoint {ms} ms: {_brief(p['summary'])}")
-        res[cond] = {"room": room, "policy_agent": policy_agent, "tts": tts, "agent_tts": agent_tts, **pts,
+        res[cond] = {"room": room, "policy_agent": policy_agent, "tts": tts, "agent_tts": agent_tts,
+                     "behaviour": behaviour, **pts,
                      "at_tor": latency_at_tor(pts["policy"], pts["cascade"])}
     return res
 
@@ -216,7 +223,8 @@ def markdown(res: dict) -> str:
     lines = []
     for cond, r in res.items():
         voices = f"; voices: the humans' {r['tts']}, the agents' {r['agent_tts']}" if "tts" in r else ""
-        lines += [f"### {cond}", "", f"policy: the {r.get('policy_agent', 'policy')} agent{voices}", "",
+        humans = f"; the humans' behaviour: {r['behaviour']}" if "behaviour" in r else ""
+        lines += [f"### {cond}", "", f"policy: the {r.get('policy_agent', 'policy')} agent{voices}{humans}", "",
                   "| agent | setting | pause TOR | turn-taking TOR | latency median, s | latency p90, s "
                   "| MPE silence |", "|---|---|---|---|---|---|---|"]
         for who in ("policy", "cascade"):
