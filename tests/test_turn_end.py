@@ -198,6 +198,25 @@ def test_fit_command_writes_a_checkpoint_and_reports_validation(tmp_path):
     assert te.load(tmp_path / "m.json").meta["validation"]["silences"] == 80
 
 
+def test_fit_on_chosen_sets_leaves_the_others_out_of_training_validation_and_threshold(tmp_path):
+    """``sets``: the model is fitted, validated and thresholded on those sets' silences alone. The
+    MPE lines here say the opposite of the pause lines (the same words, flipped labels): with them
+    the fit cannot separate anything; without them it separates the pauses perfectly."""
+    texts, _, labels = _toy(80, 0)
+    pause = [{**_line(t, [y] * 6, f"p{i}"), "set": "pause"} for i, (t, y) in enumerate(zip(texts, labels))]
+    mpe = [{**_line(t, [1 - y] * 6, f"m{i}"), "set": "mpe"} for i, (t, y) in enumerate(zip(texts, labels))]
+    (tmp_path / "d.jsonl").write_text("\n".join(json.dumps(r) for r in pause + mpe) + "\n")
+    mixed = cli.fit_main(tmp_path / "d.jsonl", tmp_path / "d.jsonl", tmp_path / "mixed.json", log=lambda line: None)
+    alone = cli.fit_main(tmp_path / "d.jsonl", tmp_path / "d.jsonl", tmp_path / "alone.json", log=lambda line: None,
+                         sets=["pause"])
+    assert set(mixed["validation_by_set"]) == {"pause", "mpe"} and mixed["validation"]["roc_auc"] < 0.6
+    assert set(alone["validation_by_set"]) == {"pause"} and alone["validation"]["silences"] == 80
+    assert alone["validation"]["roc_auc"] == 1.0 and alone["validation"]["early_on_negatives"] <= 0.05
+    assert te.load(tmp_path / "alone.json").meta["sets"] == ["pause"]
+    with pytest.raises(ValueError, match=r"--train: no silences of the scene sets \['turn_taking'\]"):
+        cli.fit_main(tmp_path / "d.jsonl", tmp_path / "d.jsonl", tmp_path / "x.json", sets=["turn_taking"])
+
+
 def test_fit_reads_several_files_as_one_and_reports_each_set(tmp_path):
     """Train and validation data in two files each (say, one per voice back end) give the model
     that the same lines in one file give; the validation rates are also reported per set."""

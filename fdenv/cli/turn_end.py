@@ -280,14 +280,17 @@ def log_loss(p: np.ndarray, y: np.ndarray) -> float:
     return float(-np.mean(y * np.log(p) + (1 - y) * np.log(1 - p)))
 
 
-def fit_main(train, val, out: Path, max_early: float = 0.05, sound: bool = False, log=print) -> dict:
+def fit_main(train, val, out: Path, max_early: float = 0.05, sound: bool = False, log=print,
+             sets=None) -> dict:
     """``train``, ``val``: a ``collect`` file or a list of them (say, one per voice back end).
-    ``sound``: the model also hears the sound of the turn's end (every line needs its descriptor)."""
+    ``sound``: the model also hears the sound of the turn's end (every line needs its descriptor).
+    ``sets``: train, validate and pick the threshold on these scene sets' silences alone (None:
+    all), say a model for a single user without the multi-party data."""
     from ..train.turn_end import fit
 
     train, val = _paths(train), _paths(val)
-    trows = [row for path in train for row in read_lines(path, sound)]
-    vrows = [row for path in val for row in read_lines(path, sound)]
+    trows = _of_sets([row for path in train for row in read_lines(path, sound)], sets, "--train")
+    vrows = _of_sets([row for path in val for row in read_lines(path, sound)], sets, "--val")
     tt, tn, ts, ty, tsd = examples(trows)
     vt, vn, vs, vy, vsd = examples(vrows)
     vy_ = np.array(vy)
@@ -309,11 +312,21 @@ def fit_main(train, val, out: Path, max_early: float = 0.05, sound: bool = False
                                         "max_early": max_early, **_rounded(r)},
                "validation_by_set": {name: _rounded(rs) for name, rs in per_set.items()}}
     model.meta.update({"train": ", ".join(path.name for path in train), "val": ", ".join(path.name for path in val),
-                       "train_frames": len(ty), **summary})
+                       "train_frames": len(ty), **({"sets": list(sets)} if sets else {}), **summary})
     out.parent.mkdir(parents=True, exist_ok=True)
     model.save(out)
     log(json.dumps(summary))
     return summary
+
+
+def _of_sets(rows: list[dict], sets, option: str) -> list[dict]:
+    if not sets:
+        return rows
+    kept = [r for r in rows if r.get("set") in sets]
+    if not kept:
+        raise ValueError(f"{option}: no silences of the scene sets {list(sets)} (the files hold "
+                         f"{sorted({str(r.get('set')) for r in rows})}); collect them with `collect --sets`")
+    return kept
 
 
 def _rounded(rates_: dict) -> dict:
@@ -344,6 +357,8 @@ def main(argv=None) -> None:
     f.add_argument("--max-early", type=float, default=0.05,
                    help="share of negative decisions (pauses, other people's turns) allowed to answer early")
     f.add_argument("--sound", action="store_true", help="the model also hears the sound of the turn's end")
+    f.add_argument("--sets", nargs="+", default=None, choices=list(SETS),
+                   help="fit and validate on these scene sets' silences alone (default: all in the files)")
     args = p.parse_args(argv)
     if args.cmd == "collect":
         if args.split == "test":
@@ -356,7 +371,7 @@ def main(argv=None) -> None:
                     p.error(f"--{name} {str(path)!r}: no such file; make it with `collect`")
         if not 0.0 <= args.max_early < 1.0:
             p.error(f"--max-early {args.max_early}: expected a share in [0, 1)")
-        fit_main(args.train, args.val, args.out, args.max_early, args.sound)
+        fit_main(args.train, args.val, args.out, args.max_early, args.sound, sets=args.sets)
 
 
 if __name__ == "__main__":
