@@ -1,7 +1,7 @@
 """Does the sound of a turn's end help the turn-end model, beside the words and the silence?
 
     python benchmarks/turn_end_sound.py --train runs/te/train.jsonl runs/te/train_k.jsonl \\
-        --val runs/te/val.jsonl runs/te/val_k.jsonl
+        --val runs/te/val.jsonl runs/te/val_k.jsonl [--sets pause turn_taking]
 
 The files are ``python -m fdenv.cli.turn_end collect``'s, which keep each judged silence's
 ``fdenv.train.turn_end.sound_descriptor`` (the log-mel of the turn's last second up to the
@@ -92,15 +92,17 @@ def report(name: str, model, val: list[dict]) -> str:
 
 
 def main(argv=None) -> None:
-    from fdenv.cli.turn_end import L2S, examples, fit_main, log_loss, read_lines
+    from fdenv.cli.turn_end import L2S, SETS, examples, fit_main, log_loss, of_sets, read_lines
     from fdenv.train import turn_end as te
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--train", nargs="+", required=True, type=Path)
     ap.add_argument("--val", nargs="+", required=True, type=Path)
+    ap.add_argument("--sets", nargs="+", default=None, choices=list(SETS),
+                    help="these scene sets' silences alone (default: all in the files), as `fit --sets`")
     args = ap.parse_args(argv)
-    train = [r for p in args.train for r in read_lines(p, sound=True)]
-    val = [r for p in args.val for r in read_lines(p, sound=True)]
+    train = of_sets([r for p in args.train for r in read_lines(p, sound=True)], args.sets, "--train")
+    val = of_sets([r for p in args.val for r in read_lines(p, sound=True)], args.sets, "--val")
     print(f"{len(train)} train silences, {len(val)} validation silences")
     print("| model | per-frame ROC AUC | threshold | per set: not-to-answer silences answered early / "
           "the assistant's answered early, at a median silence |")
@@ -108,7 +110,7 @@ def main(argv=None) -> None:
     print(report("shipped", te.load(te.default_checkpoint()), val), flush=True)
     with tempfile.TemporaryDirectory() as tmp:
         for name, sound in (("words", False), ("words + sound, linear", True)):
-            fit_main(args.train, args.val, Path(tmp) / "m.json", sound=sound, log=lambda line: None)
+            fit_main(args.train, args.val, Path(tmp) / "m.json", sound=sound, log=lambda line: None, sets=args.sets)
             print(report(name, te.load(Path(tmp) / "m.json"), val), flush=True)
     # the stacked model: the network's score as the one sound column of a logistic model
     oof, scored = stacked_scores(train, val)

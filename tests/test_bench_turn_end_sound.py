@@ -63,3 +63,13 @@ def test_the_benchmark_runs_on_collect_files(bench, tmp_path, capsys):
     assert "60 train silences, 30 validation silences" in out
     lines = [line for line in out.splitlines() if line.startswith("| words + sound, stacked")]
     assert len(lines) == 1 and "pause 1.000" in lines[0]
+
+
+def test_the_benchmark_keeps_the_chosen_sets_and_names_a_choice_the_files_lack(bench, tmp_path):
+    """``--sets``: as ``fit --sets``; files without any silence of the chosen sets fail at once,
+    naming the option, before any network is trained."""
+    for name, rows in (("train.jsonl", _rows(6, 0)), ("val.jsonl", _rows(4, 1))):
+        (tmp_path / name).write_text("".join(json.dumps(r) + "\n" for r in rows))
+    with pytest.raises(ValueError, match=r"--train: no silences of the scene sets \['turn_taking'\]"):
+        bench.main(["--train", str(tmp_path / "train.jsonl"), "--val", str(tmp_path / "val.jsonl"),
+                    "--sets", "turn_taking"])

@@ -289,8 +289,8 @@ def fit_main(train, val, out: Path, max_early: float = 0.05, sound: bool = False
     from ..train.turn_end import fit
 
     train, val = _paths(train), _paths(val)
-    trows = _of_sets([row for path in train for row in read_lines(path, sound)], sets, "--train")
-    vrows = _of_sets([row for path in val for row in read_lines(path, sound)], sets, "--val")
+    trows = of_sets([row for path in train for row in read_lines(path, sound)], sets, "--train")
+    vrows = of_sets([row for path in val for row in read_lines(path, sound)], sets, "--val")
     tt, tn, ts, ty, tsd = examples(trows)
     vt, vn, vs, vy, vsd = examples(vrows)
     vy_ = np.array(vy)
@@ -319,7 +319,9 @@ def fit_main(train, val, out: Path, max_early: float = 0.05, sound: bool = False
     return summary
 
 
-def _of_sets(rows: list[dict], sets, option: str) -> list[dict]:
+def of_sets(rows: list[dict], sets, option: str) -> list[dict]:
+    """The silences of ``rows`` from the scene sets ``sets`` (all when None); a clear error, naming
+    ``option``, when none is."""
     if not sets:
         return rows
     kept = [r for r in rows if r.get("set") in sets]
