@@ -198,7 +198,7 @@ def test_fit_command_writes_a_checkpoint_and_reports_validation(tmp_path):
     assert te.load(tmp_path / "m.json").meta["validation"]["silences"] == 80
 
 
-def test_fit_on_chosen_sets_leaves_the_others_out_of_training_validation_and_threshold(tmp_path):
+def test_fit_on_chosen_sets_leaves_the_others_out_of_training_validation_and_threshold(tmp_path, capsys):
     """``sets``: the model is fitted, validated and thresholded on those sets' silences alone. The
     MPE lines here say the opposite of the pause lines (the same words, flipped labels): with them
     the fit cannot separate anything; without them it separates the pauses perfectly."""
@@ -215,6 +215,12 @@ def test_fit_on_chosen_sets_leaves_the_others_out_of_training_validation_and_thr
     assert te.load(tmp_path / "alone.json").meta["sets"] == ["pause"]
     with pytest.raises(ValueError, match=r"--train: no silences of the scene sets \['turn_taking'\]"):
         cli.fit_main(tmp_path / "d.jsonl", tmp_path / "d.jsonl", tmp_path / "x.json", sets=["turn_taking"])
+    # the command says so as a usage error, without a traceback, and writes no checkpoint
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(["fit", "--train", str(tmp_path / "d.jsonl"), "--val", str(tmp_path / "d.jsonl"),
+                  "--out", str(tmp_path / "x.json"), "--sets", "turn_taking"])
+    assert exit_.value.code == 2 and "no silences of the scene sets ['turn_taking']" in capsys.readouterr().err
+    assert not (tmp_path / "x.json").exists()
 
 
 def test_fit_reads_several_files_as_one_and_reports_each_set(tmp_path):

@@ -373,7 +373,10 @@ def main(argv=None) -> None:
                     p.error(f"--{name} {str(path)!r}: no such file; make it with `collect`")
         if not 0.0 <= args.max_early < 1.0:
             p.error(f"--max-early {args.max_early}: expected a share in [0, 1)")
-        fit_main(args.train, args.val, args.out, args.max_early, args.sound, sets=args.sets)
+        try:
+            fit_main(args.train, args.val, args.out, args.max_early, args.sound, sets=args.sets)
+        except ValueError as e:  # a bad or unsuitable file: its name, line and the fix, not a traceback
+            p.error(str(e))
 
 
 if __name__ == "__main__":
