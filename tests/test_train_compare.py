@@ -295,3 +295,42 @@ def test_frontier_cli_passes_the_human_behaviour_and_refuses_an_unknown_one(monk
     with pytest.raises(SystemExit):
         cli.main(["frontier", "--behaviour", "scripted"])
     assert "--behaviour: invalid choice: 'scripted'" in capsys.readouterr().err
+
+
+def test_compare_plays_the_chosen_learned_agent_with_its_shipped_checkpoint_under_the_chosen_humans(monkeypatch):
+    """``policy_agent``: the agent compared (the command line's ``--policy-agent`` used to be
+    ignored, always the GRU policy); no checkpoint: the agent's shipped one (None reaches it, not
+    the string 'None'); ``behaviour`` reaches both agents' runs."""
+    from fdenv.train import compare as cmp
+
+    made, ran = [], []
+    monkeypatch.setattr(cmp, "run_agent", lambda agent, *a, **kw: ran.append((agent, kw["behaviour"])) or [])
+
+    def make_agent(name, **kw):
+        made.append((name, kw.get("checkpoint")))
+        return name
+
+    res = cmp.compare(None, "cascade", sets=("pause",), make_agent=make_agent, policy_agent="turn_detector",
+                      behaviour="paper")
+    assert made == [("turn_detector", None), ("cascade", None)]
+    assert ran == [("cascade", "paper"), ("turn_detector", "paper")]
+    assert "not scored" in res["markdown"]
+    made.clear(), ran.clear()
+    cmp.compare("p.pt", make_agent=make_agent, sets=("pause",))
+    assert made == [("policy", "p.pt"), ("cascade", None)] and ran == [("cascade", "natural"), ("policy", "natural")]
+
+
+def test_compare_cli_passes_the_learned_agent_and_the_human_behaviour(monkeypatch, capsys):
+    from fdenv.cli import compare as cli
+    from fdenv.train import compare as cmp
+
+    seen = []
+
+    def compare(policy, baseline, baseline_kwargs, **kw):
+        seen.append((policy, kw["policy_agent"], kw["behaviour"]))
+        return {"markdown": "table"}
+
+    monkeypatch.setattr(cmp, "compare", compare)
+    cli.main(["--policy-agent", "turn_detector", "--behaviour", "paper"])
+    cli.main(["--policy", "p.pt"])
+    assert seen == [(None, "turn_detector", "paper"), ("p.pt", "policy", "natural")]

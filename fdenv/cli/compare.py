@@ -80,6 +80,7 @@ def main(argv=None) -> None:
         return frontier_main(argv[1:])
     from fdenv_agents import make_agent
 
+    from ..sim.behaviour import DEFAULT_PROFILE, PROFILES
     from ..train import frontier as fr
     from ..train.compare import __doc__ as doc, compare
 
@@ -102,12 +103,15 @@ def main(argv=None) -> None:
                    help="a room condition of the frontier (default: no room)")
     p.add_argument("--paper-only", action="store_true", help="score the paper profile alone (what the frontier "
                    "runs score: their run folders are reused)")
+    p.add_argument("--behaviour", default=DEFAULT_PROFILE, choices=list(PROFILES),
+                   help="the humans' behaviour profile: natural (the env's default) or paper (SPEC 3's constants)")
     args = p.parse_args(argv)
     report = report_path(p, args.report)
     res = compare(args.policy, args.baseline, args.baseline_kwargs, sets=args.sets, split=args.split, seeds=args.seeds,
                   out=args.out, make_agent=make_agent, policy_kwargs=args.policy_kwargs,
                   room=fr.CONDITIONS[args.condition] if args.condition else None,
-                  scoring={"profiles": ["paper"]} if args.paper_only else None)
+                  scoring={"profiles": ["paper"]} if args.paper_only else None,
+                  policy_agent=args.policy_agent, behaviour=args.behaviour)
     print(res["markdown"])
     if report:
         report.write_text(res["markdown"] + "\n")

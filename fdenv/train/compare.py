@@ -24,6 +24,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..score import stats
+from ..sim.behaviour import DEFAULT_PROFILE
 
 # (key, label, source, better, criterion): "beat" = the interval of the difference excludes 0 in
 # the better direction; "margin" = the point difference is no worse than 0.05 the wrong way.
@@ -156,19 +157,24 @@ def run_agent(agent, sets, split: str, seeds, out, scoring: dict | None = None, 
 def compare(policy_checkpoint: str | Path, baseline: str = "cascade", baseline_kwargs: dict | None = None,
             sets=("pause", "turn_taking", "mpe"), split: str = "test", seeds=(0,), out: str | Path = "runs",
             scoring: dict | None = None, policy_kwargs: dict | None = None, progress: bool = True, *,
-            make_agent, room=None) -> dict:
+            make_agent, room=None, policy_agent: str = "policy", behaviour: str = DEFAULT_PROFILE) -> dict:
     """Run both agents (or reuse their run folders) and compare them. Returns ``{"table",
     "markdown", "folders"}``. ``make_agent(name, **kwargs)`` builds an agent
     (``fdenv_agents.make_agent``; the command line passes it: only it imports the agents).
-    ``room``: the runs' room (SPEC 4; default none). A baseline ``policy`` with its own
-    ``checkpoint`` in ``baseline_kwargs`` compares two checkpoints (e.g. cloning against PPO)."""
+    ``policy_agent``: the learned agent, ``"policy"`` (the GRU of ``fdenv-train``) or
+    ``"turn_detector"``; ``policy_checkpoint``: its checkpoint (None: its shipped one).
+    ``room``: the runs' room (SPEC 4; default none). ``behaviour``: the humans' behaviour profile.
+    A baseline ``policy`` with its own ``checkpoint`` in ``baseline_kwargs`` compares two
+    checkpoints (e.g. cloning against PPO)."""
     from ..runs import read_episodes
 
-    pol = make_agent("policy", checkpoint=str(policy_checkpoint), **dict(policy_kwargs or {}))
+    pol = make_agent(policy_agent, checkpoint=None if policy_checkpoint is None else str(policy_checkpoint),
+                     **dict(policy_kwargs or {}))
     base = make_agent(baseline, **dict(baseline_kwargs or {}))
     folders = {}
     for name, agent in (("baseline", base), ("policy", pol)):
-        folders[name] = run_agent(agent, sets, split, seeds, out, scoring=scoring, progress=progress, room=room)
+        folders[name] = run_agent(agent, sets, split, seeds, out, scoring=scoring, progress=progress, room=room,
+                                  behaviour=behaviour)
     lines = {k: [ln for f in v for ln in with_mpe(f, read_episodes(f), scoring)] for k, v in folders.items()}
     table = compare_lines(lines["policy"], lines["baseline"])
     return {"table": table, "markdown": markdown(table, baseline_name=f"{baseline} (defaults)"
