@@ -25,10 +25,18 @@ def report_path(parser: argparse.ArgumentParser, report: str | None) -> Path | N
     return path
 
 
+def add_behaviour(parser: argparse.ArgumentParser) -> None:
+    """``--behaviour``: the simulated humans' profile for every run of the command."""
+    from ..sim.behaviour import DEFAULT_PROFILE, PROFILES
+
+    parser.add_argument("--behaviour", default=DEFAULT_PROFILE, choices=list(PROFILES),
+                        help="the humans' behaviour profile: natural (drawn timings, overlaps; the env's default) "
+                             "or paper (SPEC 3's constants)")
+
+
 def frontier_main(argv) -> None:
     from fdenv_agents import make_agent
 
-    from ..sim.behaviour import DEFAULT_PROFILE, PROFILES
     from ..train import frontier as fr
 
     p = argparse.ArgumentParser(prog="python -m fdenv.cli.compare frontier",
@@ -52,9 +60,7 @@ def frontier_main(argv) -> None:
                    help="the voices of the humans and of both agents (kokoro: the benchmark's)")
     p.add_argument("--agent-tts", default=None, choices=["espeak", "kokoro"],
                    help="the agents' own voice, when not --tts's (espeak: fast answers with Kokoro's humans)")
-    p.add_argument("--behaviour", default=DEFAULT_PROFILE, choices=list(PROFILES),
-                   help="the humans' behaviour profile: natural (drawn timings, overlaps; the env's default) or "
-                        "paper (SPEC 3's constants)")
+    add_behaviour(p)
     p.add_argument("--report", default=None, help="write the markdown here, the numbers next to it (.json), "
                                                   "and a plot per condition into its folder")
     args = p.parse_args(argv)
@@ -80,7 +86,6 @@ def main(argv=None) -> None:
         return frontier_main(argv[1:])
     from fdenv_agents import make_agent
 
-    from ..sim.behaviour import DEFAULT_PROFILE, PROFILES
     from ..train import frontier as fr
     from ..train.compare import __doc__ as doc, compare
 
@@ -103,8 +108,7 @@ def main(argv=None) -> None:
                    help="a room condition of the frontier (default: no room)")
     p.add_argument("--paper-only", action="store_true", help="score the paper profile alone (what the frontier "
                    "runs score: their run folders are reused)")
-    p.add_argument("--behaviour", default=DEFAULT_PROFILE, choices=list(PROFILES),
-                   help="the humans' behaviour profile: natural (the env's default) or paper (SPEC 3's constants)")
+    add_behaviour(p)
     args = p.parse_args(argv)
     report = report_path(p, args.report)
     res = compare(args.policy, args.baseline, args.baseline_kwargs, sets=args.sets, split=args.split, seeds=args.seeds,
