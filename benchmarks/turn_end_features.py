@@ -44,7 +44,7 @@ def design(rows, words: bool, lexical) -> tuple[np.ndarray, np.ndarray, np.ndarr
     from fdenv.cli.turn_end import examples
     from fdenv.train.turn_end import features
 
-    texts, named, silence, labels, _ = examples(rows)
+    texts, named, silence, labels, *_ = examples(rows)
     cache: dict = {}
     extra = (lambda t: np.concatenate([lexical(t), bag(t)])) if words else (lambda t: np.zeros(0, np.float32))
     x = np.stack([np.concatenate([features(t, n, s), cache.setdefault(t, extra(t))])

@@ -27,7 +27,6 @@ assistant's silences answered early, with their median silence. Deterministic (s
 
 from __future__ import annotations
 
-import argparse
 import os
 import tempfile
 import zlib
@@ -73,74 +72,23 @@ def stacked_scores(train: list[dict], val: list[dict]) -> tuple[np.ndarray, np.n
     return oof, _network_scores(xt, yt, xv)
 
 
-def report(name: str, model, val: list[dict]) -> str:
-    from fdenv.cli.turn_end import by_set, examples, pick_threshold, rates, roc_auc
-
-    groups = by_set(val)
-    aucs = []
-    for s, rows in groups.items():
-        t, n, si, y, d = examples(rows)
-        p = np.array([model.prob(*q) for q in zip(t, n, si, d)])
-        aucs.append(f"{s} {roc_auc(p, np.array(y)):.3f}")
-    thr = pick_threshold(model, val, 0.05)
-    rule = []
-    for s, rows in groups.items():
-        r = rates(model, rows, thr)
-        when = "-" if r["median_silence_s"] is None else f"{r['median_silence_s']:.2f} s"
-        rule.append(f"{s}: {r['early_on_negatives']:.3f} / {r['early_on_positives']:.2f} at {when}")
-    return f"| {name} | {', '.join(aucs)} | {thr:.2f} | {'; '.join(rule)} |"
-
-
 def main(argv=None) -> None:
-    from fdenv.cli.turn_end import L2S, SETS, examples, fit_main, log_loss, of_sets, read_lines
+    from fdenv.cli.turn_end import RULE_HEADER, benchmark_files, fit_main, fit_plus_columns, rule_row
     from fdenv.train import turn_end as te
 
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--train", nargs="+", required=True, type=Path)
-    ap.add_argument("--val", nargs="+", required=True, type=Path)
-    ap.add_argument("--sets", nargs="+", default=None, choices=list(SETS),
-                    help="these scene sets' silences alone (default: all in the files), as `fit --sets`")
-    args = ap.parse_args(argv)
-    train = of_sets([r for p in args.train for r in read_lines(p, sound=True)], args.sets, "--train")
-    val = of_sets([r for p in args.val for r in read_lines(p, sound=True)], args.sets, "--val")
+    args, train, val = benchmark_files(__doc__.split("\n\n")[0], argv, sound=True)
     print(f"{len(train)} train silences, {len(val)} validation silences")
-    print("| model | per-frame ROC AUC | threshold | per set: not-to-answer silences answered early / "
-          "the assistant's answered early, at a median silence |")
-    print("|---|---|---|---|")
-    print(report("shipped", te.load(te.default_checkpoint()), val), flush=True)
+    print(RULE_HEADER)
+    print(rule_row("shipped", te.load(te.default_checkpoint()), val), flush=True)
     with tempfile.TemporaryDirectory() as tmp:
         for name, sound in (("words", False), ("words + sound, linear", True)):
             fit_main(args.train, args.val, Path(tmp) / "m.json", sound=sound, log=lambda line: None, sets=args.sets)
-            print(report(name, te.load(Path(tmp) / "m.json"), val), flush=True)
+            print(rule_row(name, te.load(Path(tmp) / "m.json"), val), flush=True)
     # the stacked model: the network's score as the one sound column of a logistic model
     oof, scored = stacked_scores(train, val)
-    train_scored = [{**r, "sound": float(z)} for r, z in zip(train, oof)]
     val_scored = [{**r, "sound": float(z)} for r, z in zip(val, scored)]
-    t, n, s, y, z = examples(train_scored)
-    x = np.stack([np.concatenate([te.features(*q), [w]]) for q, w in zip(zip(t, n, s), z)])
-    vt, vn, vs, vy, vz = examples(val_scored)
-    xv = np.stack([np.concatenate([te.features(*q), [w]]) for q, w in zip(zip(vt, vn, vs), vz)])
-    best = min((te.fit_logistic(x, np.array(y, np.float64), l2) for l2 in L2S),
-               key=lambda wb: log_loss(1 / (1 + np.exp(-(xv @ wb[:-1] + wb[-1]))), np.array(vy, np.float64)))
-    print(report(f"words + sound, stacked (score weight {best[-2]:+.2f})", _Stacked(best), val_scored))
-
-
-class _Stacked:
-    """The stacked model as the turn-end command's rule asks it: the words-and-silence model of
-    the first ``N_FEATURES`` weights, plus the network's score (``sound``) times the last one."""
-
-    def __init__(self, wb: np.ndarray):
-        from fdenv.train.turn_end import N_FEATURES, TurnEndModel
-
-        self.words = TurnEndModel(wb[:N_FEATURES], wb[-1])
-        self.score_weight = float(wb[N_FEATURES])
-        self.prob_after = self.words.prob_after
-
-    def text_logit(self, text: str, named: bool = False, sound: float = 0.0) -> float:
-        return self.words.text_logit(text, named) + self.score_weight * sound
-
-    def prob(self, text: str, named: bool, silence_s: float, sound: float) -> float:
-        return self.prob_after(self.text_logit(text, named, sound), silence_s)
+    model = fit_plus_columns([{**r, "sound": float(z)} for r, z in zip(train, oof)], val_scored)
+    print(rule_row(f"words + sound, stacked (score weight {model.column_weights[0]:+.2f})", model, val_scored))
 
 
 if __name__ == "__main__":

@@ -549,3 +549,24 @@ def test_whisper_hears_a_turn_in_the_car_cabin():
     heard = agent.stats()["heard"]
     assert agent.stats()["empty_turns"] == 0 and heard[-1]["answered"], heard
     assert len(heard[-1]["text"].split()) >= 3, heard  # tiny.en in road noise: words, not the right ones
+
+
+@pytest.mark.slow
+def test_whisper_words_are_the_transcripts_words_with_their_probabilities():
+    """``transcribe_words``: the same greedy transcript as ``transcribe`` (its letters first: a
+    second window after the last word may add a tail), each word with a probability in (0, 1]."""
+    import soxr
+
+    from fdenv.render.registry import get_backend
+    from fdenv_agents.cascade.asr import WhisperTranscriber, name_prompt
+
+    tts = get_backend("espeak")
+    recogniser = WhisperTranscriber()
+    for text in ("Can you tell me about the history of trains?", "Remind me to take the casserole out of"):
+        audio = soxr.resample(tts.synthesize(text, tts.voices()[0]), tts.sample_rate, SR).astype(np.float32)
+        audio = np.concatenate([audio, np.zeros(SR // 4, np.float32)])  # a quarter second into the silence
+        plain = recogniser.transcribe(audio, name_prompt("Aria")).split()
+        words = recogniser.transcribe_words(audio, name_prompt("Aria"))
+        assert plain and "".join(w for w, _ in words).startswith("".join(plain)), (plain, words)
+        assert all(0.0 < p <= 1.0 for _, p in words)
+    assert recogniser.transcribe_words(np.zeros(SR, np.float32)) == []

@@ -122,3 +122,18 @@ def test_a_model_that_hears_the_sound_decides_on_the_turns_own_audio():
     rollout(RoomEnv(scene=TWO_TURNS, behaviour="paper"), quiet)
     assert all("sound" not in j for j in quiet.stats()["judged"])
     assert [j["p"] for j in quiet.stats()["judged"]] == [j["p"] for j in judged]
+
+
+def test_record_words_keeps_the_recognisers_words_with_their_probabilities():
+    """``collect --words`` sets ``record_words``: each judged silence keeps the recogniser's words
+    of the same transcript, with a probability each; without it the stats stay as they were."""
+    agent = TurnDetectorAgent(model=constant(-50.0), transcriber=FixedTranscriber([CONTEXT, QUESTION]))
+    agent.record_words = True
+    rollout(RoomEnv(scene=TWO_TURNS, behaviour="paper"), agent)
+    judged = agent.stats()["judged"]
+    assert [j["text"] for j in judged] == [CONTEXT, QUESTION]
+    for j in judged:
+        assert [w for w, _ in j["words"]] == j["text"].split() and all(p == 1.0 for _, p in j["words"])
+    quiet = TurnDetectorAgent(model=constant(-50.0), transcriber=FixedTranscriber([CONTEXT, QUESTION]))
+    rollout(RoomEnv(scene=TWO_TURNS, behaviour="paper"), quiet)
+    assert all("words" not in j for j in quiet.stats()["judged"])

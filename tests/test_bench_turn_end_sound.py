@@ -42,10 +42,10 @@ def test_stacked_scores_are_out_of_fold_and_learn_the_sound(bench):
     assert not np.allclose(full, oof)
 
 
-def test_the_stacked_model_plays_by_the_commands_rule(bench):
+def test_the_stacked_model_plays_by_the_commands_rule():
     wb = np.zeros(te.N_FEATURES + 2)
     wb[-2], wb[-1] = 2.0, -1.0  # the score's weight, the bias
-    m = bench._Stacked(wb)
+    m = cli.PlusColumns(wb)
     assert m.prob("we went", False, 0.3, 1.0) == pytest.approx(1 / (1 + np.exp(-1.0)))
     rows = [{"set": "pause", "scene_id": "a", "text": "we went", "named": False, "silence_s": 0.256,
              "labels": [0, 0], "sound": -3.0},

@@ -403,3 +403,65 @@ def test_the_fit_command_with_sound_needs_every_descriptor(tmp_path):
     (tmp_path / "b.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
     with pytest.raises(ValueError, match=r"b\.jsonl:4: no \"sound\""):
         cli.fit_main(tmp_path / "b.jsonl", tmp_path / "a.jsonl", tmp_path / "m2.json", sound=True)
+
+
+@pytest.mark.slow
+def test_collect_with_words_keeps_the_recognisers_words_of_each_transcript(tmp_path):
+    """``collect --words``: real audio, the real recogniser; each line's words spell its
+    transcript first (the recogniser may split a word in two, or add a tail after it), each with a
+    probability."""
+    out = tmp_path / "w.jsonl"
+    assert cli.collect("val", out, sets=("turn_taking",), limit=1, words=True, log=lambda line: None) == 1
+    rows = cli.read_lines(out)
+    assert rows
+    for r in rows:
+        assert "".join(w for w, _ in r["words"]).startswith("".join(r["text"].split())), r
+        assert all(0.0 < p <= 1.0 for _, p in r["words"])
+
+
+def test_confidence_features_read_the_words_of_the_transcript_not_the_tail_after_them():
+    words = [["Remind", 0.85], ["me", 0.96], ["too.", 0.48], ["Bye.", 0.06]]
+    assert te.confidence_features("Remind me too.", words) == pytest.approx([0.48, 0.48, 0.48])
+    words = [["I'm", 0.9], ["looking", 0.3], ["for", 0.8]]
+    assert te.confidence_features("I'm looking for", words) == pytest.approx([0.8, 0.0, 0.3])  # no mark: 0
+    assert te.confidence_features("", []) == pytest.approx([1.0, 0.0, 1.0])
+    words = [["at", 0.9], ["11", 0.5], ["o", 0.97], ["'clock.", 0.98], ["Thank", 0.02], ["you.", 0.98]]
+    assert te.confidence_features("at 11 o'clock.", words) == pytest.approx([0.98, 0.98, 0.5])  # a word split
+
+
+def test_a_model_with_the_confidence_learns_what_the_words_cannot_and_round_trips(tmp_path):
+    """The same words, ends said surely and pauses doubtfully: only the confidence columns can
+    tell them apart; the checkpoint keeps them, and such a model refuses to judge without words."""
+    rng = np.random.default_rng(0)
+    texts, named, labels, words = [], [], [], []
+    for i in range(200):
+        end = i % 2
+        p = rng.uniform(0.85, 1.0) if end else rng.uniform(0.2, 0.6)
+        texts.append("Could you add milk?")
+        named.append(False)
+        labels.append(end)
+        words.append([["Could", 0.9], ["you", 0.99], ["add", 0.95], ["milk?", p]])
+    plain = te.fit(texts, named, labels)
+    sure = te.fit(texts, named, labels, words=words)
+    assert sure.uses_confidence and not sure.uses_sound and not plain.uses_confidence
+    p_sure = np.array([sure.prob(t, n, 0.0, None, w) for t, n, w in zip(texts, named, words)])
+    assert cli.roc_auc(p_sure, np.array(labels)) > 0.99
+    assert len({round(plain.prob(t, n), 6) for t, n in zip(texts, named)}) == 1  # the words alone: one value
+    sure.save(tmp_path / "m.json")
+    back = te.load(tmp_path / "m.json")
+    assert back.uses_confidence and np.allclose(back.weights, sure.weights, atol=1e-6)
+    assert json.loads((tmp_path / "m.json").read_text())["confidence"] is True
+    with pytest.raises(ValueError, match="reads the recogniser's confidence"):
+        back.prob("Could you add milk?")
+
+
+def test_the_fit_command_with_confidence_needs_the_words(tmp_path):
+    rows = [{"set": "pause", "scene_id": f"s{i}", "text": "Could you add milk?", "named": False,
+             "silence_s": 0.256, "labels": [i % 2] * 2} for i in range(6)]
+    (tmp_path / "t.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    with pytest.raises(SystemExit):
+        cli.main(["fit", "--train", str(tmp_path / "t.jsonl"), "--val", str(tmp_path / "t.jsonl"),
+                  "--out", str(tmp_path / "m.json"), "--confidence"])
+    assert not (tmp_path / "m.json").exists()
+    with pytest.raises(ValueError, match=r"t.jsonl:1: no recogniser \"words\".*collect --words"):
+        cli.fit_main(tmp_path / "t.jsonl", tmp_path / "t.jsonl", tmp_path / "m.json", confidence=True)

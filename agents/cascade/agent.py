@@ -381,11 +381,18 @@ class CascadeAgent(Agent):
 
     def _transcribe(self, turn: dict) -> str:
         """The turn's audio so far through the recogniser (its cost counted in ``asr_s``)."""
+        return self._recognise(turn, self.transcriber.transcribe)
+
+    def _transcribe_words(self, turn: dict) -> list[tuple[str, float]]:
+        """As ``_transcribe``, as words with the recogniser's probability of each."""
+        return self._recognise(turn, self.transcriber.transcribe_words)
+
+    def _recognise(self, turn: dict, how):
         t0 = time.perf_counter()
         prompt = name_prompt(self.assistant_name) if self.name_prompt else None
-        text = self.transcriber.transcribe(np.concatenate(turn["audio"]), prompt)
+        out = how(np.concatenate(turn["audio"]), prompt)
         self._stats["asr_s"] += time.perf_counter() - t0
-        return text
+        return out
 
     def addressed(self, text: str) -> bool:
         """Whether a heard turn is for the assistant: with the addressee gate, when its name is

@@ -44,18 +44,30 @@ class WhisperTranscriber:
         return f"faster-whisper:{self.id}"
 
     def transcribe(self, audio16k: np.ndarray, prompt: str | None = None) -> str:
+        return " ".join(s.text.strip() for s in self._segments(audio16k, prompt, words=False)).strip()
+
+    def transcribe_words(self, audio16k: np.ndarray, prompt: str | None = None) -> list[tuple[str, float]]:
+        """The same transcript as ``transcribe`` (the same greedy decoding), as its words with the
+        recogniser's probability of each (faster-whisper's word timestamps: the mean probability
+        of the word's tokens; punctuation is joined to the word before it, its own probability
+        left out). Costs an alignment pass more than ``transcribe``."""
+        return [(w.word.strip(), float(w.probability))
+                for s in self._segments(audio16k, prompt, words=True) for w in (s.words or []) if w.word.strip()]
+
+    def _segments(self, audio16k: np.ndarray, prompt: str | None, words: bool) -> list:
         if self._model is None:
             from fdenv.score.asr import load
 
             self._model = load(self.path)
         x = np.ascontiguousarray(audio16k, dtype=np.float32)
         if x.size == 0 or not np.any(x):
-            return ""
+            return []
         segs, _ = self._model.transcribe(x, language="en", beam_size=self.beam_size, temperature=0.0,
                                          condition_on_previous_text=False, vad_filter=True,
                                          vad_parameters={"threshold": self.filter_threshold},
-                                         initial_prompt=prompt or None, without_timestamps=True)
-        return " ".join(s.text.strip() for s in segs).strip()
+                                         initial_prompt=prompt or None, without_timestamps=True,
+                                         word_timestamps=words)
+        return list(segs)
 
 
 class FixedTranscriber:
@@ -74,3 +86,12 @@ class FixedTranscriber:
         if not self.texts:
             return ""
         return self.texts[min(self.calls - 1, len(self.texts) - 1)]
+
+    def transcribe_words(self, audio16k, prompt=None) -> list[tuple[str, float]]:
+        """The words, each with probability 1, of the text ``transcribe`` gave last (a second
+        recognition of the same audio; the next text when there was none yet, not counted)."""
+        if self.fn is not None:
+            text = self.fn(audio16k)
+        else:
+            text = self.texts[min(max(self.calls, 1) - 1, len(self.texts) - 1)] if self.texts else ""
+        return [(w, 1.0) for w in text.split()]

@@ -19,7 +19,10 @@ validation split. ``stats()["judged"]``: every judged silence, with its frame, t
 probability at the first look and, when it answered early, after how long a silence
 (``python -m fdenv.cli.turn_end collect`` labels them to train the model; it sets ``record_sound``,
 and each entry then keeps the sound descriptor of the turn's end as well). A model with sound
-columns gets that descriptor at its first look at each silence.
+columns gets that descriptor at its first look at each silence. A model that reads the
+recogniser's confidence (``fdenv.train.turn_end.confidence_features``) gets the words of a second
+recognition of the same audio, with their probabilities (``record_words`` keeps them in the
+entry too).
 
 Like the cascade, its compute does not delay it: the partial transcript is taken as available
 at the decision, as from a streaming recogniser that keeps up with the audio.
@@ -65,6 +68,7 @@ class TurnDetectorAgent(CascadeAgent):
         self.threshold = float(self.turn_end.threshold if threshold is None else threshold)
         self.min_endpoint_ms = min_endpoint_ms
         self.record_sound = False  # collect sets it: each judged silence keeps its sound descriptor
+        self.record_words = False  # collect --words sets it: ... and the recogniser's words with their probabilities
 
     def config(self) -> dict:
         return {**super().config(), "checkpoint": self.checkpoint_knob or "shipped:turn_end.json",
@@ -99,12 +103,15 @@ class TurnDetectorAgent(CascadeAgent):
             from fdenv.train.turn_end import sound_descriptor
 
             sound = sound_descriptor(turn["audio"])
-        logit = self.turn_end.text_logit(text, named, sound)
+        words = self._transcribe_words(turn) if self.record_words or self.turn_end.uses_confidence else None
+        logit = self.turn_end.text_logit(text, named, sound, words)
         silence_s = turn["silence_ms"] / 1000
         self._stats["judged"].append({"frame": self._k, "t_s": round(self._windows * WINDOW_MS / 1000, 3),
                                       "silence_s": round(silence_s, 3), "text": text, "named": named,
                                       "p": round(self.turn_end.prob_after(logit, silence_s), 4)})
         if self.record_sound:
             self._stats["judged"][-1]["sound"] = np.round(sound, 2).tolist()
+        if self.record_words:
+            self._stats["judged"][-1]["words"] = [[w, round(p, 3)] for w, p in words]
         turn["judged"] = {"text": text, "logit": logit}
         return turn["judged"]

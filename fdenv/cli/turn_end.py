@@ -15,7 +15,9 @@ silence when it was judged, and a label for each frame of the silence from then 
 speaks again (at most up to the long endpoint), from the env (``answer_now``: 1 when the
 assistant should answer now, after a request, a final turn or a pause scene's whole turn; 0
 otherwise: a pause, a gap between one speaker's turns, people talking among themselves), and the
-sound of the turn's end (``fdenv.train.turn_end.sound_descriptor``, 2 decimals). Lines
+sound of the turn's end (``fdenv.train.turn_end.sound_descriptor``, 2 decimals); with
+``--words``, also the recogniser's words of a second recognition of the same audio, each with its
+probability (``benchmarks/turn_end_confidence.py`` reads them). Lines
 are written as each scene ends (``--workers`` processes); a rerun skips scenes already in the
 file.
 
@@ -57,7 +59,8 @@ def _scene_tasks(split: str, sets, limit: int | None) -> list[tuple[str, str]]:
     return tasks
 
 
-def play_scene(task: tuple[str, str], split: str, seed: int, min_endpoint_ms: float, tts: str) -> list[dict]:
+def play_scene(task: tuple[str, str], split: str, seed: int, min_endpoint_ms: float, tts: str,
+               words: bool = False) -> list[dict]:
     """One scene's judged silences, labelled (see the module docstring); the env and the agent
     are made once per worker process."""
     from fdenv_agents.cascade import TurnDetectorAgent
@@ -74,6 +77,7 @@ def play_scene(task: tuple[str, str], split: str, seed: int, min_endpoint_ms: fl
                                              min_endpoint_ms=min_endpoint_ms,
                                              endpoint_silence_ms=COLLECT_ENDPOINT_MS, tts=tts)
         _worker["agent"].record_sound = True
+        _worker["agent"].record_words = words
     env, agent = _worker[(set_name, split)], _worker["agent"]
     rng = np.random.default_rng([seed, zlib.crc32(scene_id.encode())])  # the same room for a scene every time
     room = draw_room(rng, {})
@@ -113,7 +117,7 @@ def label_silences(judged: list[dict], labels: list[dict], follow: int) -> list[
             ys.append(answer_now(labels[j], last[j]))
         out.append({"frame": d["frame"], "text": d["text"], "named": d["named"], "silence_s": d["silence_s"],
                     "expect": labels[f]["expect"], "last_turn": last[f], "labels": ys,
-                    **({"sound": d["sound"]} if "sound" in d else {})})
+                    **{k: d[k] for k in ("sound", "words") if k in d}})
     return out
 
 
@@ -131,13 +135,13 @@ def _play(args):
 
 
 def collect(split: str, out: Path, sets=SETS, limit: int | None = None, seed: int = 0, workers: int = 1,
-            min_endpoint_ms: float = 250, tts: str = "espeak",
+            min_endpoint_ms: float = 250, tts: str = "espeak", words: bool = False,
             log=lambda line: print(line, flush=True)) -> int:
     """Labelled decisions of the split's scenes appended to ``out`` (scenes already there are
     skipped); returns the number of scenes played."""
     done = {row["scene_id"] for _, row in _rows(out)} if out.exists() else set()
     out.parent.mkdir(parents=True, exist_ok=True)
-    tasks = [(t, split, seed, min_endpoint_ms, tts) for t in _scene_tasks(split, sets, limit) if t[1] not in done]
+    tasks = [(t, split, seed, min_endpoint_ms, tts, words) for t in _scene_tasks(split, sets, limit) if t[1] not in done]
     if done:
         log(f"{out}: {len(done)} scenes already there, {len(tasks)} to play")
     with out.open("a") as f:
@@ -176,9 +180,9 @@ def _rows(path: Path):
         yield i, row
 
 
-def read_lines(path: Path, sound: bool = False) -> list[dict]:
+def read_lines(path: Path, sound: bool = False, words: bool = False) -> list[dict]:
     """The labelled silences of a ``collect`` file (scenes without one are skipped); ``sound``:
-    each must carry its sound descriptor."""
+    each must carry its sound descriptor; ``words``: the recogniser's words (``collect --words``)."""
     rows = []
     for i, row in _rows(path):
         if row.get("text") is None:
@@ -188,16 +192,20 @@ def read_lines(path: Path, sound: bool = False) -> list[dict]:
         if sound and "sound" not in row:
             raise ValueError(f"{path}:{i}: no \"sound\" descriptor, which a model with --sound needs; a file "
                              "from an older collect? collect again")
+        if words and "words" not in row:
+            raise ValueError(f"{path}:{i}: no recogniser \"words\", which a model with --confidence needs; collect "
+                             "with `collect --words`")
         rows.append(row)
     if not rows:
         raise ValueError(f"{path}: no labelled silences; run `python -m fdenv.cli.turn_end collect` first")
     return rows
 
 
-def examples(rows: list[dict]) -> tuple[list[str], list[bool], list[float], list[int], list]:
+def examples(rows: list[dict]) -> tuple[list[str], list[bool], list[float], list[int], list, list]:
     """One example per frame of each silence: (texts, name flags, silence so far, labels, sound
-    descriptors: one array per silence, shared by its frames; None where the line has none)."""
-    texts, named, silence, labels, sounds = [], [], [], [], []
+    descriptors, recogniser words: one object per silence, shared by its frames; None where the
+    line has none)."""
+    texts, named, silence, labels, sounds, words = [], [], [], [], [], []
     for r in rows:
         sound = np.asarray(r["sound"], np.float32) if "sound" in r else None
         for i, y in enumerate(r["labels"]):
@@ -206,14 +214,15 @@ def examples(rows: list[dict]) -> tuple[list[str], list[bool], list[float], list
             silence.append(float(r["silence_s"]) + i * FRAME_S)
             labels.append(int(y))
             sounds.append(sound)
-    return texts, named, silence, labels, sounds
+            words.append(r.get("words"))
+    return texts, named, silence, labels, sounds, words
 
 
 def silence_probs(model, rows: list[dict]) -> list[np.ndarray]:
     """P(answer now) at each frame of each silence (computed once for a sweep of thresholds)."""
     out = []
     for r in rows:
-        z = model.text_logit(r["text"], bool(r["named"]), r.get("sound"))
+        z = model.text_logit(r["text"], bool(r["named"]), r.get("sound"), r.get("words"))
         out.append(np.array([model.prob_after(z, float(r["silence_s"]) + i * FRAME_S) for i in range(len(r["labels"]))]))
     return out
 
@@ -281,23 +290,25 @@ def log_loss(p: np.ndarray, y: np.ndarray) -> float:
 
 
 def fit_main(train, val, out: Path, max_early: float = 0.05, sound: bool = False, log=print,
-             sets=None) -> dict:
+             sets=None, confidence: bool = False) -> dict:
     """``train``, ``val``: a ``collect`` file or a list of them (say, one per voice back end).
     ``sound``: the model also hears the sound of the turn's end (every line needs its descriptor).
+    ``confidence``: it also reads the recogniser's confidence in the words (every line needs its
+    words, ``collect --words``).
     ``sets``: train, validate and pick the threshold on these scene sets' silences alone (None:
     all), say a model for a single user without the multi-party data."""
     from ..train.turn_end import fit
 
     train, val = _paths(train), _paths(val)
-    trows = of_sets([row for path in train for row in read_lines(path, sound)], sets, "--train")
-    vrows = of_sets([row for path in val for row in read_lines(path, sound)], sets, "--val")
-    tt, tn, ts, ty, tsd = examples(trows)
-    vt, vn, vs, vy, vsd = examples(vrows)
+    trows = of_sets([row for path in train for row in read_lines(path, sound, confidence)], sets, "--train")
+    vrows = of_sets([row for path in val for row in read_lines(path, sound, confidence)], sets, "--val")
+    tt, tn, ts, ty, tsd, tw = examples(trows)
+    vt, vn, vs, vy, vsd, vw = examples(vrows)
     vy_ = np.array(vy)
     best = None
     for l2 in L2S:
-        model = fit(tt, tn, ty, ts, l2=l2, sounds=tsd if sound else None)
-        p = np.clip(np.array([model.prob(t, n, s, d) for t, n, s, d in zip(vt, vn, vs, vsd)]), 1e-9, 1 - 1e-9)
+        model = fit(tt, tn, ty, ts, l2=l2, sounds=tsd if sound else None, words=tw if confidence else None)
+        p = np.clip(np.array([model.prob(*q) for q in zip(vt, vn, vs, vsd, vw)]), 1e-9, 1 - 1e-9)
         nll = log_loss(p, vy_)
         log(f"l2 {l2}: validation log-loss {nll:.4f}, ROC AUC {roc_auc(p, vy_):.3f} (per frame)")
         if best is None or nll < best[0]:
@@ -317,6 +328,82 @@ def fit_main(train, val, out: Path, max_early: float = 0.05, sound: bool = False
     model.save(out)
     log(json.dumps(summary))
     return summary
+
+
+class PlusColumns:
+    """The words-and-silence model plus more columns of the same logistic model, one value each
+    per silence, given where a model that hears the sound takes its descriptor
+    (``text_logit(text, named, columns)``; rows carry them as ``"sound"``): how the benchmarks try
+    a candidate cue by this command's own rule (``silence_probs``, ``rates``, ``pick_threshold``).
+    ``wb``: ``N_FEATURES`` weights, one per column, then the bias."""
+
+    def __init__(self, wb: np.ndarray):
+        from ..train.turn_end import N_FEATURES, TurnEndModel
+
+        self.words = TurnEndModel(wb[:N_FEATURES], wb[-1])
+        self.column_weights = np.asarray(wb[N_FEATURES:-1], np.float64)
+        self.prob_after = self.words.prob_after
+
+    def text_logit(self, text: str, named: bool = False, columns=(), words=None) -> float:
+        return self.words.text_logit(text, named) + float(np.atleast_1d(columns) @ self.column_weights)
+
+    def prob(self, text: str, named: bool, silence_s: float, columns, words=None) -> float:
+        return self.prob_after(self.text_logit(text, named, columns), silence_s)
+
+
+def fit_plus_columns(train: list[dict], val: list[dict]) -> PlusColumns:
+    """``PlusColumns`` fitted on ``train`` (each row's ``"sound"``: its columns, a number or a
+    list), its L2 penalty (``L2S``) picked by log-loss on ``val``."""
+    from ..train.turn_end import features, fit_logistic
+
+    def design(rows):
+        t, n, s, y, c, _ = examples(rows)
+        x = np.stack([np.concatenate([features(*q), np.atleast_1d(np.asarray(k, np.float64))])
+                      for q, k in zip(zip(t, n, s), c)])
+        return x, np.array(y, np.float64)
+
+    (x, y), (xv, yv) = design(train), design(val)
+    best = min((fit_logistic(x, y, l2) for l2 in L2S),
+               key=lambda wb: log_loss(1 / (1 + np.exp(-(xv @ wb[:-1] + wb[-1]))), yv))
+    return PlusColumns(best)
+
+
+RULE_HEADER = ("| model | per-frame ROC AUC | threshold | per set: not-to-answer silences answered early / "
+               "the assistant's answered early, at a median silence |\n|---|---|---|---|")
+
+
+def benchmark_files(description: str, argv=None, sound: bool = False, words: bool = False):
+    """A turn-end benchmark's command line (``--train``, ``--val``: ``collect`` files; ``--sets``)
+    and the silences it names, each with its sound descriptor (``sound``) or recogniser words
+    (``words``): ``(args, train, val)``."""
+    ap = argparse.ArgumentParser(description=description)
+    ap.add_argument("--train", nargs="+", required=True, type=Path)
+    ap.add_argument("--val", nargs="+", required=True, type=Path)
+    ap.add_argument("--sets", nargs="+", default=None, choices=list(SETS),
+                    help="these scene sets' silences alone (default: all in the files), as `fit --sets`")
+    args = ap.parse_args(argv)
+    train, val = (of_sets([r for p in paths for r in read_lines(p, sound, words)], args.sets, option)
+                  for paths, option in ((args.train, "--train"), (args.val, "--val")))
+    return args, train, val
+
+
+def rule_row(name: str, model, val: list[dict], max_early: float = 0.05) -> str:
+    """A markdown row of how ``model`` does on the silences ``val``: its per-frame ROC AUC in each
+    scene set, the threshold ``fit`` would pick, and at it, per set, the share of not-to-answer
+    silences answered early / of the assistant's answered early, at a median silence."""
+    groups = by_set(val)
+    aucs = []
+    for s, rows in groups.items():
+        t, n, si, y, d, w = examples(rows)
+        p = np.array([model.prob(*q) for q in zip(t, n, si, d, w)])
+        aucs.append(f"{s} {roc_auc(p, np.array(y)):.3f}")
+    thr = pick_threshold(model, val, max_early)
+    rule = []
+    for s, rows in groups.items():
+        r = rates(model, rows, thr)
+        when = "-" if r["median_silence_s"] is None else f"{r['median_silence_s']:.2f} s"
+        rule.append(f"{s}: {r['early_on_negatives']:.3f} / {r['early_on_positives']:.2f} at {when}")
+    return f"| {name} | {', '.join(aucs)} | {thr:.2f} | {'; '.join(rule)} |"
 
 
 def of_sets(rows: list[dict], sets, option: str) -> list[dict]:
@@ -352,6 +439,8 @@ def main(argv=None) -> None:
     c.add_argument("--workers", type=int, default=1)
     c.add_argument("--min-endpoint-ms", type=float, default=250)
     c.add_argument("--tts", default="espeak", choices=["espeak", "kokoro"])
+    c.add_argument("--words", action="store_true",
+                   help="also keep the recogniser's words with their probabilities (a second, slower recognition)")
     f = sub.add_parser("fit", help="train the model and pick its threshold")
     f.add_argument("--train", required=True, type=Path, nargs="+", help="one or more `collect` files")
     f.add_argument("--val", required=True, type=Path, nargs="+", help="one or more `collect` files")
@@ -359,13 +448,16 @@ def main(argv=None) -> None:
     f.add_argument("--max-early", type=float, default=0.05,
                    help="share of negative decisions (pauses, other people's turns) allowed to answer early")
     f.add_argument("--sound", action="store_true", help="the model also hears the sound of the turn's end")
+    f.add_argument("--confidence", action="store_true",
+                   help="the model also reads the recogniser's confidence in the words (files from `collect --words`)")
     f.add_argument("--sets", nargs="+", default=None, choices=list(SETS),
                    help="fit and validate on these scene sets' silences alone (default: all in the files)")
     args = p.parse_args(argv)
     if args.cmd == "collect":
         if args.split == "test":
             print("note: collecting on the test split; never train on it")
-        collect(args.split, args.out, args.sets, args.limit, args.seed, args.workers, args.min_endpoint_ms, args.tts)
+        collect(args.split, args.out, args.sets, args.limit, args.seed, args.workers, args.min_endpoint_ms, args.tts,
+                args.words)
     else:
         for name in ("train", "val"):
             for path in getattr(args, name):
@@ -374,7 +466,8 @@ def main(argv=None) -> None:
         if not 0.0 <= args.max_early < 1.0:
             p.error(f"--max-early {args.max_early}: expected a share in [0, 1)")
         try:
-            fit_main(args.train, args.val, args.out, args.max_early, args.sound, sets=args.sets)
+            fit_main(args.train, args.val, args.out, args.max_early, args.sound, sets=args.sets,
+                     confidence=args.confidence)
         except ValueError as e:  # a bad or unsuitable file: its name, line and the fix, not a traceback
             p.error(str(e))
 

@@ -37,8 +37,9 @@ from pathlib import Path
 
 import numpy as np
 
-FORMAT = "fdenv.turn_end/4"
-FORMATS = ("fdenv.turn_end/3", FORMAT)  # /3: words and silence only, as /4 without the sound
+FORMAT = "fdenv.turn_end/5"
+# /3: words and silence only; /4: and the sound; /5: and the recogniser's confidence
+FORMATS = ("fdenv.turn_end/3", "fdenv.turn_end/4", FORMAT)
 PUNCT = ("?", ".", "!", ",", "-")  # final punctuation classes (besides none)
 ELLIPSES = ("...", "\u2026")  # Whisper's mark for words that trail off (a pause's, far more often than an end's)
 # English closed-class words that rarely end a sentence (articles, prepositions, conjunctions,
@@ -100,6 +101,34 @@ SOUND_POOL = (4, 2)  # windows x bands averaged into one of the model's columns
 N_SOUND = (SOUND_WINDOWS // SOUND_POOL[0]) * (SOUND_BANDS // SOUND_POOL[1])
 
 
+# The recogniser's confidence in how the transcript ends. Whisper closes a phrase cut by a pause as
+# if it were a sentence ("Remind me too.", "... pasta too?"), so the final mark says little; the
+# word it ends on is one it is less sure of than the last word of a finished turn. Columns: the
+# last word's probability, the same when the transcript ends in a sentence mark (0 otherwise), the
+# lowest probability of the last three words.
+SENTENCE_MARKS = ("?", ".", "!")
+N_CONFIDENCE = 3
+
+
+def confidence_features(text: str, words) -> np.ndarray:
+    """The ``N_CONFIDENCE`` columns of a transcript ``text`` from the recogniser's ``words`` of it
+    (``(word, probability)`` pairs). The transcript's own letters are the first of them: a second
+    recognition pass may add a low-probability tail after them, left out here, and may split a
+    word in two ("o", "'clock."), so they are matched by letters, not counted. No words: the
+    columns of a sure ending."""
+    tokens = text.split()
+    letters, probs = len("".join(tokens)), []
+    for w, p in words:
+        if letters <= 0:
+            break
+        probs.append(float(p))
+        letters -= len(w.replace(" ", ""))
+    if not tokens or not probs:
+        return np.array([1.0, 0.0, 1.0])
+    closed = tokens[-1].endswith(SENTENCE_MARKS)
+    return np.array([probs[-1], probs[-1] if closed else 0.0, min(probs[-3:])])
+
+
 @functools.lru_cache(maxsize=1)
 def _sound_filterbank() -> np.ndarray:
     from .features import mel_filterbank
@@ -138,32 +167,46 @@ def sound_features(descriptor) -> np.ndarray:
 
 
 class TurnEndModel:
-    """``prob(text, named, silence_s, sound)``: P(answer now). ``threshold``: the decision
+    """``prob(text, named, silence_s, sound, words)``: P(answer now). ``threshold``: the decision
     threshold chosen on validation (the agent's default). ``meta``: what it was trained on.
-    ``weights``: ``N_FEATURES`` of them (words and silence), or ``N_FEATURES + N_SOUND`` for a
-    model that also hears the sound of the turn's end (``uses_sound``)."""
+    ``weights``: ``N_FEATURES`` of them (words and silence), then ``N_SOUND`` for a model that also
+    hears the sound of the turn's end (``uses_sound``), then ``N_CONFIDENCE`` for one that also
+    reads the recogniser's confidence in the words (``uses_confidence``)."""
+
+    LAYOUTS = {0: (False, False), N_SOUND: (True, False), N_CONFIDENCE: (False, True),
+               N_SOUND + N_CONFIDENCE: (True, True)}
 
     def __init__(self, weights: np.ndarray, bias: float, threshold: float = 0.5, meta: dict | None = None):
         weights = np.asarray(weights, np.float64)
-        if weights.ndim != 1 or weights.shape[0] not in (N_FEATURES, N_FEATURES + N_SOUND):
+        extra = weights.shape[0] - N_FEATURES if weights.ndim == 1 else None
+        if extra not in self.LAYOUTS:
             raise ValueError(f"turn-end model: {weights.shape[0] if weights.ndim == 1 else weights.shape} weights, "
-                             f"the features have {N_FEATURES} (or {N_FEATURES + N_SOUND} with the sound); retrain it "
-                             "with this version of fdenv")
+                             f"the features have {N_FEATURES} (plus {N_SOUND} with the sound, {N_CONFIDENCE} with "
+                             "the recogniser's confidence); retrain it with this version of fdenv")
         self.weights, self.bias, self.threshold = weights, float(bias), float(threshold)
-        self.uses_sound = weights.shape[0] == N_FEATURES + N_SOUND
+        self.uses_sound, self.uses_confidence = self.LAYOUTS[extra]
         self.meta = dict(meta or {})
 
-    def prob(self, text: str, named: bool = False, silence_s: float = 0.0, sound=None) -> float:
-        return self.prob_after(self.text_logit(text, named, sound), silence_s)
+    def prob(self, text: str, named: bool = False, silence_s: float = 0.0, sound=None, words=None) -> float:
+        return self.prob_after(self.text_logit(text, named, sound, words), silence_s)
 
-    def text_logit(self, text: str, named: bool = False, sound=None) -> float:
+    def text_logit(self, text: str, named: bool = False, sound=None, words=None) -> float:
         """The part of the logit fixed within a silence, computed once per silence: the words', and
-        for a model that ``uses_sound`` the sound's (``sound``: a ``sound_descriptor``)."""
+        for a model that ``uses_sound`` the sound's (``sound``: a ``sound_descriptor``), for one that
+        ``uses_confidence`` the recogniser's confidence (``words``: its ``(word, probability)``
+        pairs of ``text``)."""
         z = float(text_features(text, named) @ self.weights[:N_TEXT] + self.bias)
+        at = N_FEATURES
         if self.uses_sound:
             if sound is None:
                 raise ValueError("turn-end model: it hears the sound of the turn's end; pass its sound_descriptor")
-            z += float(sound_features(sound) @ self.weights[N_FEATURES:])
+            z += float(sound_features(sound) @ self.weights[at:at + N_SOUND])
+            at += N_SOUND
+        if self.uses_confidence:
+            if words is None:
+                raise ValueError("turn-end model: it reads the recogniser's confidence; pass the words with their "
+                                 "probabilities")
+            z += float(confidence_features(text, words) @ self.weights[at:])
         return z
 
     def prob_after(self, text_logit: float, silence_s: float) -> float:
@@ -173,7 +216,8 @@ class TurnEndModel:
 
     def save(self, path: str | Path) -> None:
         Path(path).write_text(json.dumps({"format": FORMAT, "silence_steps_s": list(SILENCE_STEPS_S),
-                                          "sound": self.uses_sound, "threshold": self.threshold,
+                                          "sound": self.uses_sound, "confidence": self.uses_confidence,
+                                          "threshold": self.threshold,
                                           "bias": self.bias, "weights": [round(float(w), 6) for w in self.weights],
                                           "meta": self.meta}, indent=1))
 
@@ -197,25 +241,32 @@ def load(path: str | Path) -> TurnEndModel:
 
 
 def fit(texts: list[str], named: list[bool], labels: list[int], silence_s: list[float] | None = None,
-        l2: float = 1.0, sounds: list | None = None) -> TurnEndModel:
+        l2: float = 1.0, sounds: list | None = None, words: list | None = None) -> TurnEndModel:
     """Logistic regression with an L2 penalty ``l2`` (on the weights, not the bias), fitted with
     L-BFGS: deterministic, so the same data gives the same checkpoint. One example per (transcript,
     silence so far, label); ``silence_s`` None: all at no silence. ``sounds``: each example's
     ``sound_descriptor`` (examples of one silence may share one object), for a model that hears
-    the sound; None for words and silence alone."""
+    the sound; ``words``: each example's recogniser words with their probabilities, for one that
+    reads the recogniser's confidence; None for words and silence alone."""
     silence_s = [0.0] * len(labels) if silence_s is None else silence_s
-    if not len(texts) == len(named) == len(silence_s) == len(labels) == (len(labels) if sounds is None else len(sounds)):
+    counts = [len(texts), len(named), len(silence_s), len(labels)] + [len(x) for x in (sounds, words) if x is not None]
+    if len(set(counts)) != 1:
         raise ValueError(f"fit: {len(texts)} texts, {len(named)} name flags, {len(silence_s)} silences, "
-                         f"{len(labels)} labels{'' if sounds is None else f' and {len(sounds)} sounds'}; expected one each")
+                         f"{len(labels)} labels{'' if sounds is None else f', {len(sounds)} sounds'}"
+                         f"{'' if words is None else f', {len(words)} word lists'}; expected one each")
     y = np.asarray(labels, np.float64)
     if not np.isin(y, (0, 1)).all() or len(np.unique(y)) < 2:
         raise ValueError("fit: labels must be 0 and 1, with both present")
-    words: dict = {}  # many examples share a transcript, and a silence's examples its sound
-    rows = [np.concatenate([_memo(words, (t, n), lambda: text_features(t, n)), silence_features(s)])
+    said: dict = {}  # many examples share a transcript, and a silence's examples its sound and words
+    rows = [np.concatenate([_memo(said, (t, n), lambda: text_features(t, n)), silence_features(s)])
             for t, n, s in zip(texts, named, silence_s)]
     if sounds is not None:
         heard: dict = {}
         rows = [np.concatenate([r, _memo(heard, id(d), lambda: sound_features(d))]) for r, d in zip(rows, sounds)]
+    if words is not None:
+        sure: dict = {}
+        rows = [np.concatenate([r, _memo(sure, (t, id(w)), lambda: confidence_features(t, w))])
+                for r, t, w in zip(rows, texts, words)]
     x = np.stack(rows).astype(np.float64)
     wb = fit_logistic(x, y, l2)
     return TurnEndModel(wb[:-1], wb[-1], meta={"examples": len(y), "positives": int(y.sum()), "l2": l2})
