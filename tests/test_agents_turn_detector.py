@@ -88,6 +88,10 @@ def test_registered_with_its_knobs_in_config_and_bad_knobs_named():
             TurnDetectorAgent(model=constant(0.0), transcriber=FixedTranscriber([]), **knobs)
     with pytest.raises(FileNotFoundError, match="no such turn-end checkpoint"):
         TurnDetectorAgent(checkpoint="missing.json", transcriber=FixedTranscriber([]))
+    single = TurnDetectorAgent(checkpoint="single_user", transcriber=FixedTranscriber([]))
+    assert single.turn_end.uses_confidence and single.threshold == single.turn_end.threshold == 0.93
+    assert single.config()["checkpoint"] == "single_user"
+    assert single.config()["checkpoint_sha"] != TurnDetectorAgent(transcriber=FixedTranscriber([])).config()["checkpoint_sha"]
 
 
 def test_a_probability_that_rises_with_the_silence_answers_where_it_reaches_the_threshold():

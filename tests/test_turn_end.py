@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -121,12 +122,21 @@ def test_checkpoints_round_trip_and_refuse_other_files(tmp_path):
         te.load(tmp_path / "steps.json")
 
 
-def test_the_shipped_checkpoint_loads_with_a_threshold_chosen_on_validation():
-    m = te.load(te.default_checkpoint())
+@pytest.mark.parametrize("name", sorted(te.SHIPPED))
+def test_the_shipped_checkpoints_load_with_a_threshold_chosen_on_validation(name):
+    m = te.load(te.checkpoint_path(name))
     assert 0.0 < m.threshold < 1.0
     v = m.meta["validation"]
     assert v["early_on_negatives"] <= v["max_early"] + 1e-9 and v["silences"] > 100
     assert all(r["early_on_negatives"] <= v["max_early"] + 1e-9 for r in m.meta["validation_by_set"].values())
+    assert te.checkpoint_path(None) == te.default_checkpoint() == te.checkpoint_path("words")
+    assert te.checkpoint_path("runs/m.json") == Path("runs/m.json")
+
+
+def test_the_single_user_checkpoint_hears_the_sound_and_the_confidence_on_single_user_data():
+    m = te.load(te.checkpoint_path("single_user"))
+    assert m.uses_sound and m.uses_confidence and m.threshold == 0.93
+    assert set(m.meta["validation_by_set"]) == {"pause", "turn_taking"}  # no multi-party silences
 
 
 def _labels(expect, turn_id=None, label=None):

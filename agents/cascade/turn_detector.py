@@ -13,7 +13,8 @@ the user speaks again before that, the next silence is judged anew. Everything e
 handling, barge-in, responder, voice) is the cascade's, so a frontier of the two compares only
 the endpointing.
 
-``checkpoint``: a turn-end model (default the shipped ``fdenv/train/checkpoints/turn_end.json``;
+``checkpoint``: a turn-end model: a file, or the name of a shipped one (``fdenv.train.turn_end.SHIPPED``:
+``words``, the default, or ``single_user``, faster for one user, not fitted for several people;
 its hash is in ``config()``). ``threshold``: default the checkpoint's own, chosen on the
 validation split. ``stats()["judged"]``: every judged silence, with its frame, transcript, the
 probability at the first look and, when it answered early, after how long a silence
@@ -31,7 +32,6 @@ at the decision, as from a streaming recogniser that keeps up with the audio.
 from __future__ import annotations
 
 import hashlib
-from pathlib import Path
 
 import numpy as np
 
@@ -46,7 +46,7 @@ class TurnDetectorAgent(CascadeAgent):
                  endpoint_silence_ms: float = 2000, *, model=None, **cascade):
         """Knobs as the module docstring says; the cascade's knobs too. ``model``: a
         ``fdenv.train.turn_end.TurnEndModel`` instead of a checkpoint (tests, ``collect``)."""
-        from fdenv.train.turn_end import default_checkpoint, load
+        from fdenv.train.turn_end import checkpoint_path, load
 
         super().__init__(endpoint_silence_ms=endpoint_silence_ms, **cascade)
         if isinstance(min_endpoint_ms, bool) or not isinstance(min_endpoint_ms, (int, float)) \
@@ -61,7 +61,7 @@ class TurnDetectorAgent(CascadeAgent):
         if model is not None:
             self.turn_end, self._sha = model, "given"
         else:
-            path = Path(checkpoint) if checkpoint else default_checkpoint()
+            path = checkpoint_path(checkpoint or None)
             self.turn_end = load(path)
             self._sha = hashlib.sha256(path.read_bytes()).hexdigest()[:12]
         self.threshold_knob = threshold

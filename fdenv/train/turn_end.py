@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 from pathlib import Path
 
 import numpy as np
@@ -294,5 +295,21 @@ def fit_logistic(x: np.ndarray, y: np.ndarray, l2: float) -> np.ndarray:
     return minimize(loss, np.zeros(x.shape[1] + 1), jac=True, method="L-BFGS-B", options={"maxiter": 2000}).x
 
 
+# the shipped checkpoints, by the name the agent's ``checkpoint`` knob may give: ``words`` (the
+# default: words and silence, every scene set, both voices) and ``single_user`` (words, silence,
+# the sound and the recogniser's confidence, fitted on a single user's silences in Kokoro's voices;
+# docs/training.md, "The recogniser's confidence, and a model for a single user")
+SHIPPED = {"words": "turn_end.json", "single_user": "turn_end_single_user.json"}
+
+
 def default_checkpoint() -> Path:
-    return Path(__file__).parent / "checkpoints" / "turn_end.json"
+    return checkpoint_path(None)
+
+
+def checkpoint_path(checkpoint: str | os.PathLike | None) -> Path:
+    """The file of a ``checkpoint`` knob: None, the default (``words``); a name in ``SHIPPED``, that
+    shipped checkpoint; anything else, a path."""
+    name = "words" if checkpoint is None else checkpoint
+    if isinstance(name, str) and name in SHIPPED:
+        return Path(__file__).parent / "checkpoints" / SHIPPED[name]
+    return Path(checkpoint)
