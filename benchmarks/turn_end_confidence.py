@@ -4,17 +4,18 @@
         [--sets pause turn_taking]
 
 The files are ``python -m fdenv.cli.turn_end collect --words``'s: each judged silence keeps the
-recogniser's words with their probabilities. Whisper closes a phrase cut by a pause as if it were
+recogniser's words with their probabilities (and, as every collect, the sound of the turn's end). Whisper closes a phrase cut by a pause as if it were
 a sentence ("Remind me too.", "... pasta too?"), and a closing question mark is the model's
 strongest cue of a finished turn; a word the recogniser made up to close a phrase tends to be one
 it is less sure of than the last word of a finished question. The columns tried
 (``fdenv.train.turn_end.confidence_features``): the last word's probability, the same when the transcript ends in a
 sentence mark (? . !) and 0 otherwise, and the lowest probability of the last three words.
 
-Three models, each fitted on the train files and scored on the validation files: ``shipped`` (the
-shipped checkpoint), ``words`` (its features fitted on these files, ``fit_main``) and
+The models, each fitted on the train files and scored on the validation files: ``shipped`` (the
+default shipped checkpoint), ``words`` (its features fitted on these files, ``fit_main``),
 ``words + confidence`` (the same plus the columns, ``fit_main(confidence=True)``, as
-``fit --confidence``). For each: the per-frame
+``fit --confidence``), ``words + sound`` (``fit --sound``: the sound of the turn's end pooled into
+more columns) and ``words + sound + confidence`` (both, as the shipped ``single_user`` model). For each: the per-frame
 ROC AUC in each scene set, and the agent's rule on the validation silences at the threshold
 ``fit`` would pick (the lowest at which each set's not-to-answer silences are answered early at
 most 5 % of the time): per set, that share and the share of the assistant's silences answered
@@ -64,7 +65,7 @@ def main(argv=None) -> None:
     from fdenv.cli.turn_end import RULE_HEADER, benchmark_files, fit_main, rule_row
     from fdenv.train import turn_end as te
 
-    args, train, val = benchmark_files(__doc__.split("\n\n")[0], argv, words=True)
+    args, train, val = benchmark_files(__doc__.split("\n\n")[0], argv, sound=True, words=True)
     matched = np.mean(["".join(w for w, _ in r["words"]).startswith("".join(r["text"].split())) for r in train + val])
     print(f"{len(train)} train silences, {len(val)} validation silences; the words spell the transcript in "
           f"{matched:.1%} of them")
@@ -72,9 +73,10 @@ def main(argv=None) -> None:
     print(RULE_HEADER)
     print(rule_row("shipped", te.load(te.default_checkpoint()), val), flush=True)
     with tempfile.TemporaryDirectory() as tmp:
-        for name, confidence in (("words", False), ("words + confidence", True)):
+        for name, sound, confidence in (("words", False, False), ("words + confidence", False, True),
+                                        ("words + sound", True, False), ("words + sound + confidence", True, True)):
             fit_main(args.train, args.val, Path(tmp) / "m.json", log=lambda line: None, sets=args.sets,
-                     confidence=confidence)
+                     sound=sound, confidence=confidence)
             model = te.load(Path(tmp) / "m.json")
             if confidence:
                 name += f" (weights {', '.join(f'{w:+.2f}' for w in model.weights[-te.N_CONFIDENCE:])})"

@@ -141,3 +141,13 @@ def test_record_words_keeps_the_recognisers_words_with_their_probabilities():
     quiet = TurnDetectorAgent(model=constant(-50.0), transcriber=FixedTranscriber([CONTEXT, QUESTION]))
     rollout(RoomEnv(scene=TWO_TURNS, behaviour="paper"), quiet)
     assert all("words" not in j for j in quiet.stats()["judged"])
+
+
+def test_a_model_that_reads_the_confidence_needs_a_transcriber_that_gives_it():
+    class TextOnly:
+        def transcribe(self, audio16k, prompt=None):
+            return "hello"
+
+    with pytest.raises(ValueError, match="single_user reads the recogniser's confidence.*TextOnly has no transcribe_words"):
+        TurnDetectorAgent(checkpoint="single_user", transcriber=TextOnly())
+    TurnDetectorAgent(transcriber=TextOnly())  # the default model reads words and silence alone

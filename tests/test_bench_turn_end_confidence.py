@@ -9,6 +9,8 @@ import json
 import numpy as np
 import pytest
 
+from fdenv.train import turn_end as te
+
 from .helpers import benchmark
 
 
@@ -26,7 +28,8 @@ def _rows(n, seed):
         p = rng.uniform(0.85, 1.0) if end else rng.uniform(0.2, 0.6)
         rows.append({"set": "pause", "scene_id": f"s{seed}-{i}", "text": "Could you add milk?", "named": False,
                      "silence_s": 0.256, "labels": [end] * 3,
-                     "words": [["Could", 0.9], ["you", 0.99], ["add", 0.95], ["milk?", round(p, 3)]]})
+                     "words": [["Could", 0.9], ["you", 0.99], ["add", 0.95], ["milk?", round(p, 3)]],
+                     "sound": np.zeros((te.SOUND_WINDOWS, te.SOUND_BANDS)).tolist()})
     return rows
 
 
@@ -38,9 +41,11 @@ def test_the_benchmark_learns_what_only_the_confidence_tells(bench, tmp_path, ca
     assert "60 train silences, 30 validation silences; the words spell the transcript in 100.0%" in out
     rows = {line.split(" | ")[0]: line for line in out.splitlines() if line.startswith("| words")}
     assert "pause 0.500" in rows["| words"]  # the same words: nothing to tell them apart
-    confident = [line for key, line in rows.items() if key.startswith("| words + confidence")]
-    assert len(confident) == 1 and "pause 1.000" in confident[0]
-    assert "pause: 0.000 / 1.00 at 0.26 s" in confident[0]  # every end at the first look, no pause
+    assert "pause 0.500" in rows["| words + sound"]  # the same (silent) sound: nothing either
+    for model in ("| words + confidence", "| words + sound + confidence"):
+        confident = [line for key, line in rows.items() if key.startswith(model + " (weights")]
+        assert len(confident) == 1 and "pause 1.000" in confident[0]
+        assert "pause: 0.000 / 1.00 at 0.26 s" in confident[0]  # every end at the first look, no pause
 
 
 def test_files_without_the_words_are_named(bench, tmp_path):

@@ -68,7 +68,11 @@ class TurnDetectorAgent(CascadeAgent):
         self.threshold = float(self.turn_end.threshold if threshold is None else threshold)
         self.min_endpoint_ms = min_endpoint_ms
         self.record_sound = False  # collect sets it: each judged silence keeps its sound descriptor
-        self.record_words = False  # collect --words sets it: ... and the recogniser's words with their probabilities
+        self.record_words = False  # collect --words sets it: each judged silence keeps the recogniser's words
+        if self.turn_end.uses_confidence and not hasattr(self.transcriber, "transcribe_words"):
+            raise ValueError(f"turn_detector: the checkpoint {checkpoint or 'given'} reads the recogniser's confidence, "
+                             f"and the transcriber {type(self.transcriber).__name__} has no transcribe_words(audio16k, "
+                             "prompt) -> [(word, probability)]; give it one, or use a checkpoint without confidence")
 
     def config(self) -> dict:
         return {**super().config(), "checkpoint": self.checkpoint_knob or "shipped:turn_end.json",

@@ -26,7 +26,8 @@ penalty picked from ``L2S`` by validation log-loss), then plays the validation s
 agent would (answer at the first frame whose probability reaches the threshold) and picks the
 lowest threshold (in steps of 0.01) at which, in each scene set, at most ``--max-early`` of the
 silences that hold a not-to-answer frame are answered on one. It prints the per-frame ROC AUC and
-the rates at that threshold. ``--sound``: the model hears the sound of the turn's end too.
+the rates at that threshold. ``--sound``: the model hears the sound of the turn's end too;
+``--confidence``: it reads the recogniser's confidence in the words (files from ``collect --words``).
 """
 
 from __future__ import annotations

@@ -24,9 +24,12 @@ threshold chosen on validation and what it was trained on.
 
 A model may also hear the sound of the turn's end (``sound_descriptor``: the log-mel of the turn's
 last second up to the decision, against its own speech level, pooled by ``sound_features`` into
-``N_SOUND`` more columns; ``fit(..., sounds=...)``). On the validation split that costs more than it
-brings on pause and turn-taking silences, so the shipped model has no sound columns
-(docs/training.md, "The sound of the turn's end, tried").
+``N_SOUND`` more columns; ``fit(..., sounds=...)``), and read the recogniser's confidence in the
+words it ends on (``confidence_features``: ``N_CONFIDENCE`` more columns from the word
+probabilities; ``fit(..., words=...)``). Fitted on every scene set, neither answers sooner, so the
+default shipped model (``words``) has neither. Together, on a single user's silences, they answer
+most turn ends at the first look: the shipped ``single_user`` model (``SHIPPED``; docs/training.md,
+"The recogniser's confidence, and a model for a single user").
 """
 
 from __future__ import annotations
