@@ -475,3 +475,38 @@ def test_the_fit_command_with_confidence_needs_the_words(tmp_path):
     assert not (tmp_path / "m.json").exists()
     with pytest.raises(ValueError, match=r"t.jsonl:1: no recogniser \"words\".*collect --words"):
         cli.fit_main(tmp_path / "t.jsonl", tmp_path / "t.jsonl", tmp_path / "m.json", confidence=True)
+
+
+def test_a_second_collect_in_the_same_process_gets_its_own_settings(monkeypatch):
+    """The env and the agent are kept per worker process: a second collect in the same process
+    with other settings (words, voices, the judging silence) must not reuse the first one's."""
+    made = []
+
+    class Env:
+        def __init__(self, **kw):
+            made.append(("env", kw["tts"]))
+
+    class Agent:
+        endpoint_silence_ms = 1600
+
+        def __init__(self, **kw):
+            made.append(("agent", kw["tts"], kw["min_endpoint_ms"]))
+            self.record_words = None
+
+        def stats(self):
+            return {"judged": []}
+
+    import fdenv.sim.env
+    import fdenv_agents.cascade
+
+    monkeypatch.setattr(fdenv.sim.env, "RoomEnv", Env)
+    monkeypatch.setattr(fdenv_agents.cascade, "TurnDetectorAgent", Agent)
+    monkeypatch.setattr(cli, "play_episode", lambda env, agent, options, seed: [])
+    monkeypatch.setattr(cli, "_worker", {})
+    seen = []
+    for tts, ms, words in (("espeak", 250, False), ("espeak", 250, True), ("kokoro", 250, True), ("kokoro", 300, True)):
+        cli.play_scene(("pause", "pause-0003"), "val", 0, ms, tts, words)
+        seen.append(next(a for k, a in cli._worker.items() if k == ("agent", tts, ms)).record_words)
+    assert seen == [False, True, True, True]
+    assert made == [("env", "espeak"), ("agent", "espeak", 250), ("env", "kokoro"), ("agent", "kokoro", 250),
+                    ("agent", "kokoro", 300)]

@@ -71,15 +71,17 @@ def play_scene(task: tuple[str, str], split: str, seed: int, min_endpoint_ms: fl
     from ..train.turn_end import N_FEATURES, TurnEndModel
 
     set_name, scene_id = task
-    if (set_name, split) not in _worker:
-        _worker[(set_name, split)] = RoomEnv(scene_set=set_name, split=split, tts=tts)
-    if "agent" not in _worker:  # never early: every silence is judged, the turn ends at the long endpoint
-        _worker["agent"] = TurnDetectorAgent(model=TurnEndModel(np.zeros(N_FEATURES), -50.0, threshold=1.0),
-                                             min_endpoint_ms=min_endpoint_ms,
-                                             endpoint_silence_ms=COLLECT_ENDPOINT_MS, tts=tts)
-        _worker["agent"].record_sound = True
-        _worker["agent"].record_words = words
-    env, agent = _worker[(set_name, split)], _worker["agent"]
+    # kept per worker process, under every setting they are made with (one process may collect twice)
+    env_key, agent_key = ("env", set_name, split, tts), ("agent", tts, min_endpoint_ms)
+    if env_key not in _worker:
+        _worker[env_key] = RoomEnv(scene_set=set_name, split=split, tts=tts)
+    if agent_key not in _worker:  # never early: every silence is judged, the turn ends at the long endpoint
+        _worker[agent_key] = TurnDetectorAgent(model=TurnEndModel(np.zeros(N_FEATURES), -50.0, threshold=1.0),
+                                               min_endpoint_ms=min_endpoint_ms,
+                                               endpoint_silence_ms=COLLECT_ENDPOINT_MS, tts=tts)
+        _worker[agent_key].record_sound = True
+    env, agent = _worker[env_key], _worker[agent_key]
+    agent.record_words = words
     rng = np.random.default_rng([seed, zlib.crc32(scene_id.encode())])  # the same room for a scene every time
     room = draw_room(rng, {})
     labels = play_episode(env, agent, {"scene": scene_id, "room": room, "room_seed": draw_room_seed(rng, RANDOMIZE)},
