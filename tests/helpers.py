@@ -53,3 +53,16 @@ def benchmark(name: str):
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
+
+
+def collect_files(folder, train_rows, val_rows) -> list[str]:
+    """``train_rows`` and ``val_rows`` written as ``collect`` files (one JSON line a silence) into
+    ``folder``; the turn-end benchmarks' arguments that name them."""
+    import json
+
+    argv = []
+    for name, rows in (("train", train_rows), ("val", val_rows)):
+        path = folder / f"{name}.jsonl"
+        path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+        argv += [f"--{name}", str(path)]
+    return argv

@@ -11,7 +11,7 @@ import pytest
 
 from fdenv.train import turn_end as te
 
-from .helpers import benchmark
+from .helpers import benchmark, collect_files
 
 
 @pytest.fixture(scope="module")
@@ -34,9 +34,7 @@ def _rows(n, seed):
 
 
 def test_the_benchmark_learns_what_only_the_confidence_tells(bench, tmp_path, capsys):
-    for name, rows in (("train.jsonl", _rows(60, 0)), ("val.jsonl", _rows(30, 1))):
-        (tmp_path / name).write_text("".join(json.dumps(r) + "\n" for r in rows))
-    bench.main(["--train", str(tmp_path / "train.jsonl"), "--val", str(tmp_path / "val.jsonl")])
+    bench.main(collect_files(tmp_path, _rows(60, 0), _rows(30, 1)))
     out = capsys.readouterr().out
     assert "60 train silences, 30 validation silences; the words spell the transcript in 100.0%" in out
     rows = {line.split(" | ")[0]: line for line in out.splitlines() if line.startswith("| words")}

@@ -4,7 +4,6 @@ Hand-made silences: the words are the same, only the sound tells them apart."""
 
 from __future__ import annotations
 
-import json
 
 import numpy as np
 import pytest
@@ -12,7 +11,7 @@ import pytest
 from fdenv.cli import turn_end as cli
 from fdenv.train import turn_end as te
 
-from .helpers import benchmark
+from .helpers import benchmark, collect_files
 from .test_turn_end import _toy_sounds
 
 
@@ -56,9 +55,7 @@ def test_the_stacked_model_plays_by_the_commands_rule():
 
 @pytest.mark.slow  # four fits and six networks: about a minute
 def test_the_benchmark_runs_on_collect_files(bench, tmp_path, capsys):
-    for name, rows in (("train.jsonl", _rows(60, 0)), ("val.jsonl", _rows(30, 1))):
-        (tmp_path / name).write_text("".join(json.dumps(r) + "\n" for r in rows))
-    bench.main(["--train", str(tmp_path / "train.jsonl"), "--val", str(tmp_path / "val.jsonl")])
+    bench.main(collect_files(tmp_path, _rows(60, 0), _rows(30, 1)))
     out = capsys.readouterr().out
     assert "60 train silences, 30 validation silences" in out
     lines = [line for line in out.splitlines() if line.startswith("| words + sound, stacked")]
@@ -68,8 +65,5 @@ def test_the_benchmark_runs_on_collect_files(bench, tmp_path, capsys):
 def test_the_benchmark_keeps_the_chosen_sets_and_names_a_choice_the_files_lack(bench, tmp_path):
     """``--sets``: as ``fit --sets``; files without any silence of the chosen sets fail at once,
     naming the option, before any network is trained."""
-    for name, rows in (("train.jsonl", _rows(6, 0)), ("val.jsonl", _rows(4, 1))):
-        (tmp_path / name).write_text("".join(json.dumps(r) + "\n" for r in rows))
     with pytest.raises(ValueError, match=r"--train: no silences of the scene sets \['turn_taking'\]"):
-        bench.main(["--train", str(tmp_path / "train.jsonl"), "--val", str(tmp_path / "val.jsonl"),
-                    "--sets", "turn_taking"])
+        bench.main(collect_files(tmp_path, _rows(6, 0), _rows(4, 1)) + ["--sets", "turn_taking"])
