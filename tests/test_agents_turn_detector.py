@@ -24,10 +24,11 @@ from .test_turn_end import _toy  # noqa: E402
 CONTEXT = "I was reading about railways yesterday."
 QUESTION = "Can you tell me about the history of trains?"
 GAP = 1.0  # shorter than the detector's 2 s maximum delay: the cascade would not end the turn there
-TWO_TURNS = scene([
+TURNS = [
     {"speaker": "Ann", "text": CONTEXT, "label": "ctx"},
     {"speaker": "Ann", "text": QUESTION, "label": "final", "gap": GAP},
-], kind="turn_taking", speakers=("Ann",))
+]
+TWO_TURNS = scene(TURNS, kind="turn_taking", speakers=("Ann",))
 
 
 def constant(bias: float) -> TurnEndModel:
@@ -92,6 +93,50 @@ def test_registered_with_its_knobs_in_config_and_bad_knobs_named():
     assert single.turn_end.uses_confidence and single.threshold == single.turn_end.threshold == 0.93
     assert single.config()["checkpoint"] == "single_user"
     assert single.config()["checkpoint_sha"] != TurnDetectorAgent(transcriber=FixedTranscriber([])).config()["checkpoint_sha"]
+
+
+DUTY = "Your name is Aria. People near you are talking to each other, and sometimes to you."
+
+
+def test_a_group_model_judges_the_episodes_that_give_a_duty_and_only_those():
+    """``group_checkpoint``: with instructions at reset (a room of several people) the group model
+    decides, here one that never ends a turn early; without them the single-user model, one that
+    ends every turn at the first look. Known answers through the real env."""
+    eager, patient = constant(+50.0), constant(-50.0)
+    with_duty = scene(TURNS, kind="turn_taking", speakers=("Ann",), duty=DUTY)
+    for sc, answers_in_gap, model in ((TWO_TURNS, True, "single"), (with_duty, False, "group")):
+        agent = TurnDetectorAgent(model=eager, group_model=patient, transcriber=FixedTranscriber([CONTEXT, QUESTION]))
+        rec, _ = rollout(RoomEnv(scene=sc, behaviour="paper"), agent)
+        ctx, final = turn(rec, "ctx"), turn(rec, "final")
+        in_gap = [t for t in onsets(rec) if ctx.end < t < final.start]
+        assert bool(in_gap) is answers_in_gap, (model, in_gap)
+        assert agent.stats()["turn_end_model"] == model and agent.in_group is (model == "group")
+        assert agent.threshold == 0.5
+    # without a group model a duty changes nothing: the one model judges every episode
+    alone = TurnDetectorAgent(model=eager, transcriber=FixedTranscriber([CONTEXT, QUESTION]))
+    rec, _ = rollout(RoomEnv(scene=with_duty, behaviour="paper"), alone)
+    ctx, final = turn(rec, "ctx"), turn(rec, "final")
+    assert [t for t in onsets(rec) if ctx.end < t < final.start] and alone.stats()["turn_end_model"] == "single"
+
+
+def test_the_group_knobs_reach_config_and_bad_ones_are_named():
+    none = TurnDetectorAgent(transcriber=FixedTranscriber([])).config()
+    assert not any(k.startswith("group") for k in none)  # a single model's config (and run key) as before
+    both = TurnDetectorAgent(checkpoint="single_user", group_checkpoint="words", group_threshold=0.8,
+                             transcriber=FixedTranscriber([])).config()
+    assert both["group_checkpoint"] == "words" and both["group_threshold"] == 0.8 and both["threshold"] == 0.93
+    assert both["group_checkpoint_sha"] == none["checkpoint_sha"] != both["checkpoint_sha"]
+    with pytest.raises(ValueError, match="group_threshold"):
+        TurnDetectorAgent(group_checkpoint="words", group_threshold=2.0, transcriber=FixedTranscriber([]))
+    with pytest.raises(FileNotFoundError, match="no such turn-end checkpoint"):
+        TurnDetectorAgent(group_checkpoint="missing.json", transcriber=FixedTranscriber([]))
+
+    class TextOnly:
+        def transcribe(self, audio16k, prompt=None):
+            return "hello"
+
+    with pytest.raises(ValueError, match="group_checkpoint single_user reads the recogniser's confidence"):
+        TurnDetectorAgent(group_checkpoint="single_user", transcriber=TextOnly())
 
 
 def test_a_probability_that_rises_with_the_silence_answers_where_it_reaches_the_threshold():

@@ -169,6 +169,39 @@ def test_frontier_sweeps_the_chosen_agent_with_its_shipped_checkpoint_by_default
     assert "policy: the turn_detector agent" in fr.markdown(res)
 
 
+def test_frontier_gives_the_swept_agent_its_other_settings_at_every_threshold(monkeypatch, capsys):
+    """``policy_kwargs`` (``--policy-kwargs``): e.g. the turn detector's group model reaches the swept
+    agent at each threshold, never the cascade; the report names them; the frontier's own knobs
+    are refused there."""
+    import pytest
+
+    from fdenv.cli import compare as cli
+    from fdenv.train import frontier as fr
+
+    made = []
+
+    def make_agent(name, **kw):
+        made.append((name, kw.get("threshold"), kw.get("group_checkpoint")))
+        return name
+
+    def run_point(agent, room, sets, split, limit, out, scoring, tts="espeak", behaviour="natural"):
+        p = _point([0, 0], [0.5, 0.5])
+        return {**p, "summary": fr.summarise(p["data"])}
+
+    monkeypatch.setattr(fr, "run_point", run_point)
+    res = fr.frontier("single_user", make_agent, conditions=["anechoic"], thresholds=[0.9, 0.95], endpoints_ms=[1000],
+                      log=lambda s: None, policy_agent="turn_detector", policy_kwargs={"group_checkpoint": "words"})
+    assert made == [("turn_detector", 0.9, "words"), ("turn_detector", 0.95, "words"), ("cascade", None, None)]
+    assert "policy: the turn_detector agent, group_checkpoint=words;" in fr.markdown(res)
+    with pytest.raises(ValueError, match="threshold"):
+        fr.frontier(None, make_agent, conditions=["anechoic"], policy_kwargs={"threshold": 0.5}, log=lambda s: None)
+
+    seen = []
+    monkeypatch.setattr(fr, "frontier", lambda *a, **kw: seen.append(kw["policy_kwargs"]) or _one_point_frontier())
+    cli.main(["frontier", "--conditions", "anechoic", "--policy-kwargs", '{"group_checkpoint": "words"}'])
+    assert seen == [{"group_checkpoint": "words"}]
+
+
 def test_frontier_plays_every_point_under_the_chosen_human_behaviour(monkeypatch):
     """``behaviour``: the humans' profile reaches every point's runs (both agents), and the report
     names it; the env's default (natural) when not given."""

@@ -16,7 +16,16 @@ the endpointing.
 ``checkpoint``: a turn-end model: a file, or the name of a shipped one (``fdenv.train.turn_end.SHIPPED``:
 ``words``, the default, or ``single_user``, faster for one user, not fitted for several people;
 its hash is in ``config()``). ``threshold``: default the checkpoint's own, chosen on the
-validation split. ``stats()["judged"]``: every judged silence, with its frame, transcript, the
+validation split.
+
+``group_checkpoint`` (default none) and ``group_threshold``: a second model for the episodes whose
+``reset`` gives the assistant a duty. The duty is the assistant's instructions (the text a
+responder takes as its system prompt), and fdenv gives one only in a multi-party room (SPEC 2:
+"People near you are talking to each other, and sometimes to you"); a room with one user gives
+none. So ``checkpoint=single_user group_checkpoint=words`` answers one user fast and leaves other
+people's turns to the model fitted on them, as a product would pick its mode from how it is
+deployed. It reads no label and no scene text beyond those instructions; it does not tell the two
+rooms apart by ear. ``stats()["judged"]``: every judged silence, with its frame, transcript, the
 probability at the first look and, when it answered early, after how long a silence
 (``python -m fdenv.cli.turn_end collect`` labels them to train the model; it sets ``record_sound``,
 and each entry then keeps the sound descriptor of the turn's end as well). A model with sound
@@ -43,45 +52,62 @@ class TurnDetectorAgent(CascadeAgent):
     name = "turn_detector"
 
     def __init__(self, checkpoint: str | None = None, threshold: float | None = None, min_endpoint_ms: float = 250,
-                 endpoint_silence_ms: float = 2000, *, model=None, **cascade):
-        """Knobs as the module docstring says; the cascade's knobs too. ``model``: a
-        ``fdenv.train.turn_end.TurnEndModel`` instead of a checkpoint (tests, ``collect``)."""
-        from fdenv.train.turn_end import checkpoint_path, load
-
+                 endpoint_silence_ms: float = 2000, group_checkpoint: str | None = None,
+                 group_threshold: float | None = None, *, model=None, group_model=None, **cascade):
+        """Knobs as the module docstring says; the cascade's knobs too. ``model``, ``group_model``:
+        ``fdenv.train.turn_end.TurnEndModel`` objects instead of checkpoints (tests, ``collect``)."""
         super().__init__(endpoint_silence_ms=endpoint_silence_ms, **cascade)
         if isinstance(min_endpoint_ms, bool) or not isinstance(min_endpoint_ms, (int, float)) \
                 or not WINDOW_MS <= min_endpoint_ms <= endpoint_silence_ms:
             raise ValueError(f"turn_detector: min_endpoint_ms={min_endpoint_ms!r}; expected a number in "
                              f"[{WINDOW_MS:.0f}, endpoint_silence_ms={endpoint_silence_ms}]")
-        if threshold is not None and (isinstance(threshold, bool) or not isinstance(threshold, (int, float))
-                                      or not 0.0 <= threshold <= 1.0):
-            raise ValueError(f"turn_detector: threshold={threshold!r}; a probability in [0, 1], or null for the "
-                             "checkpoint's own")
-        self.checkpoint_knob = checkpoint
-        if model is not None:
-            self.turn_end, self._sha = model, "given"
-        else:
-            path = checkpoint_path(checkpoint or None)
-            self.turn_end = load(path)
-            self._sha = hashlib.sha256(path.read_bytes()).hexdigest()[:12]
-        self.threshold_knob = threshold
-        self.threshold = float(self.turn_end.threshold if threshold is None else threshold)
+        self.checkpoint_knob, self.threshold_knob = checkpoint, threshold
+        self.group_checkpoint_knob, self.group_threshold_knob = group_checkpoint, group_threshold
+        self._single = self._model("checkpoint", checkpoint, model, "threshold", threshold)
+        self._group = (self._model("group_checkpoint", group_checkpoint, group_model, "group_threshold", group_threshold)
+                       if group_checkpoint is not None or group_model is not None else None)
+        self.turn_end, self.threshold = self._single[:2]  # the episode's model: reset picks it
+        self.in_group = False
         self.min_endpoint_ms = min_endpoint_ms
         self.record_sound = False  # collect sets it: each judged silence keeps its sound descriptor
         self.record_words = False  # collect --words sets it: each judged silence keeps the recogniser's words
-        if self.turn_end.uses_confidence and not hasattr(self.transcriber, "transcribe_words"):
-            raise ValueError(f"turn_detector: the checkpoint {checkpoint or 'given'} reads the recogniser's confidence, "
+
+    def _model(self, field: str, checkpoint: str | None, model, threshold_field: str, threshold: float | None):
+        """(model, threshold, hash) for one of the two checkpoint knobs, with bad values named."""
+        from fdenv.train.turn_end import checkpoint_path, load
+
+        if threshold is not None and (isinstance(threshold, bool) or not isinstance(threshold, (int, float))
+                                      or not 0.0 <= threshold <= 1.0):
+            raise ValueError(f"turn_detector: {threshold_field}={threshold!r}; a probability in [0, 1], or null for "
+                             "the checkpoint's own")
+        if model is not None:
+            sha = "given"
+        else:
+            path = checkpoint_path(checkpoint or None)
+            model, sha = load(path), hashlib.sha256(path.read_bytes()).hexdigest()[:12]
+        if model.uses_confidence and not hasattr(self.transcriber, "transcribe_words"):
+            raise ValueError(f"turn_detector: the {field} {checkpoint or 'given'} reads the recogniser's confidence, "
                              f"and the transcriber {type(self.transcriber).__name__} has no transcribe_words(audio16k, "
                              "prompt) -> [(word, probability)]; give it one, or use a checkpoint without confidence")
+        return model, float(model.threshold if threshold is None else threshold), sha
 
     def config(self) -> dict:
+        group = {}
+        if self._group is not None:
+            group = {"group_checkpoint": self.group_checkpoint_knob or "given", "group_checkpoint_sha": self._group[2],
+                     "group_threshold": self._group[1]}
         return {**super().config(), "checkpoint": self.checkpoint_knob or "shipped:turn_end.json",
-                "checkpoint_sha": self._sha, "threshold": self.threshold, "min_endpoint_ms": self.min_endpoint_ms}
+                "checkpoint_sha": self._single[2], "threshold": self._single[1], "min_endpoint_ms": self.min_endpoint_ms,
+                **group}
 
     def reset(self, duty, sample_rate, frame_samples, scene=None):
         super().reset(duty, sample_rate, frame_samples, scene)
+        # instructions mean a room of several people (the class docstring): the group model, if any
+        self.in_group = self._group is not None and bool((duty or "").strip())
+        self.turn_end, self.threshold = (self._group if self.in_group else self._single)[:2]
         self._stats["judged"] = []
         self._stats["early_ends"] = 0
+        self._stats["turn_end_model"] = "group" if self.in_group else "single"
 
     def _ends_early(self, turn: dict) -> bool:
         if turn["silence_ms"] < self.min_endpoint_ms:

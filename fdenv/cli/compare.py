@@ -60,6 +60,9 @@ def frontier_main(argv) -> None:
                    help="the voices of the humans and of both agents (kokoro: the benchmark's)")
     p.add_argument("--agent-tts", default=None, choices=["espeak", "kokoro"],
                    help="the agents' own voice, when not --tts's (espeak: fast answers with Kokoro's humans)")
+    p.add_argument("--policy-kwargs", type=json.loads, default=None,
+                   help='the swept agent\'s other settings, the same at every threshold, e.g. '
+                        '\'{"group_checkpoint": "words"}\'')
     add_behaviour(p)
     p.add_argument("--report", default=None, help="write the markdown here, the numbers next to it (.json), "
                                                   "and a plot per condition into its folder")
@@ -67,7 +70,7 @@ def frontier_main(argv) -> None:
     report = report_path(p, args.report)
     res = fr.frontier(args.policy, make_agent, args.conditions, args.thresholds, args.endpoints_ms, sets=args.sets,
                       split=args.split, limit=args.limit, out=args.out, tts=args.tts, policy_agent=args.policy_agent,
-                      agent_tts=args.agent_tts, behaviour=args.behaviour,
+                      agent_tts=args.agent_tts, behaviour=args.behaviour, policy_kwargs=args.policy_kwargs,
                       log=lambda line: print(line, flush=True))  # a point's line as it ends, also into a file
     text = fr.markdown(res)
     print(text)

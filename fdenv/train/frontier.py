@@ -169,7 +169,7 @@ def run_point(agent, condition, sets=SETS, split: str = "test", limit: int | Non
 def frontier(policy_checkpoint, make_agent, conditions=tuple(CONDITIONS), thresholds=THRESHOLDS,
              endpoints_ms=ENDPOINTS_MS, sets=SETS, split: str = "test", limit: int | None = None, out="runs",
              scoring: dict | None = None, log=print, tts: str = "espeak", policy_agent: str = "policy",
-             agent_tts: str | None = None, behaviour: str = DEFAULT_PROFILE) -> dict:
+             agent_tts: str | None = None, behaviour: str = DEFAULT_PROFILE, policy_kwargs: dict | None = None) -> dict:
     """Both frontiers in each condition, and the latency at pause TOR 0.10. ``make_agent``:
     ``fdenv_agents.make_agent`` (the command line passes it: only it imports the agents).
     ``policy_agent``: the agent whose ``threshold`` is swept (``"policy"``, the GRU of
@@ -184,8 +184,13 @@ def frontier(policy_checkpoint, make_agent, conditions=tuple(CONDITIONS), thresh
     ``behaviour``: the humans' behaviour profile, ``"natural"`` (the env's default: drawn timings,
     overlaps) or ``"paper"`` (SPEC 3's constants).
     ``scoring``: the runs' scoring settings; default the ``paper`` scoring profile alone (the
-    measures here are all ``paper``'s)."""
+    measures here are all ``paper``'s). ``policy_kwargs``: the swept agent's other settings (e.g.
+    the turn detector's ``group_checkpoint``), the same at every threshold."""
     scoring = {"profiles": ["paper"]} if scoring is None else scoring
+    policy_kwargs = dict(policy_kwargs or {})
+    if {"checkpoint", "threshold", "tts"} & set(policy_kwargs):
+        raise ValueError(f"policy_kwargs {sorted(policy_kwargs)}: checkpoint, threshold and tts are the frontier's own "
+                         "(policy_checkpoint, thresholds, agent_tts); give them there")
     res = {}
     agent_tts = tts if agent_tts is None else agent_tts
     for cond in conditions:
@@ -195,7 +200,7 @@ def frontier(policy_checkpoint, make_agent, conditions=tuple(CONDITIONS), thresh
         pts = {"policy": [], "cascade": []}
         for th in thresholds:
             agent = make_agent(policy_agent, checkpoint=None if policy_checkpoint is None else str(policy_checkpoint),
-                               threshold=float(th), tts=agent_tts)
+                               threshold=float(th), tts=agent_tts, **policy_kwargs)
             p = run_point(agent, room, sets, split, limit, out, scoring, tts=tts, behaviour=behaviour)
             pts["policy"].append({"setting": {"threshold": float(th)}, **p})
             log(f"[{cond}] {policy_agent} threshold {th}: {_brief(p['summary'])}")
@@ -205,7 +210,7 @@ def frontier(policy_checkpoint, make_agent, conditions=tuple(CONDITIONS), thresh
             pts["cascade"].append({"setting": {"endpoint_silence_ms": int(ms)}, **p})
             log(f"[{cond}] cascade endpoint {ms} ms: {_brief(p['summary'])}")
         res[cond] = {"room": room, "policy_agent": policy_agent, "tts": tts, "agent_tts": agent_tts,
-                     "behaviour": behaviour, **pts,
+                     "behaviour": behaviour, **({"policy_kwargs": policy_kwargs} if policy_kwargs else {}), **pts,
                      "at_tor": latency_at_tor(pts["policy"], pts["cascade"])}
     return res
 
@@ -224,7 +229,8 @@ def markdown(res: dict) -> str:
     for cond, r in res.items():
         voices = f"; voices: the humans' {r['tts']}, the agents' {r['agent_tts']}" if "tts" in r else ""
         humans = f"; the humans' behaviour: {r['behaviour']}" if "behaviour" in r else ""
-        lines += [f"### {cond}", "", f"policy: the {r.get('policy_agent', 'policy')} agent{voices}{humans}", "",
+        knobs = "".join(f", {k}={v}" for k, v in r.get("policy_kwargs", {}).items())
+        lines += [f"### {cond}", "", f"policy: the {r.get('policy_agent', 'policy')} agent{knobs}{voices}{humans}", "",
                   "| agent | setting | pause TOR | turn-taking TOR | latency median, s | latency p90, s "
                   "| MPE silence |", "|---|---|---|---|---|---|---|"]
         for who in ("policy", "cascade"):
