@@ -60,6 +60,15 @@ def _point(pause_tos, latencies, preserved=(4, 4)):
     return {"setting": {}, "data": data}
 
 
+def _summarised_point() -> dict:
+    """A stub frontier point (two pause scenes, two answered turns) with its summary, as
+    ``fdenv.train.frontier.run_point`` returns one."""
+    from fdenv.train.frontier import summarise
+
+    p = _point([0, 0], [0.5, 0.5])
+    return {**p, "summary": summarise(p["data"])}
+
+
 def test_frontier_point_measures_from_run_lines():
     from fdenv.train.frontier import summarise
 
@@ -128,8 +137,7 @@ def test_frontier_plays_every_point_with_the_chosen_voices(monkeypatch):
 
     def run_point(agent, room, sets, split, limit, out, scoring, tts="espeak", behaviour="natural"):
         played.append((agent, room, tts))
-        p = _point([0, 0], [0.5, 0.5])
-        return {**p, "summary": fr.summarise(p["data"])}
+        return _summarised_point()
 
     monkeypatch.setattr(fr, "run_point", run_point)
     res = fr.frontier("p.pt", make_agent, conditions=["car_cabin"], thresholds=[0.3, 0.5], endpoints_ms=[500],
@@ -157,11 +165,7 @@ def test_frontier_sweeps_the_chosen_agent_with_its_shipped_checkpoint_by_default
         made.append((name, kw.get("checkpoint"), kw.get("threshold")))
         return name
 
-    def run_point(agent, room, sets, split, limit, out, scoring, tts="espeak", behaviour="natural"):
-        p = _point([0, 0], [0.5, 0.5])
-        return {**p, "summary": fr.summarise(p["data"])}
-
-    monkeypatch.setattr(fr, "run_point", run_point)
+    monkeypatch.setattr(fr, "run_point", lambda *args, **kwargs: _summarised_point())
     res = fr.frontier(None, make_agent, conditions=["anechoic"], thresholds=[0.2, 0.8], endpoints_ms=[1000],
                       log=lambda s: None, policy_agent="turn_detector")
     assert made == [("turn_detector", None, 0.2), ("turn_detector", None, 0.8), ("cascade", None, None)]
@@ -184,11 +188,7 @@ def test_frontier_gives_the_swept_agent_its_other_settings_at_every_threshold(mo
         made.append((name, kw.get("threshold"), kw.get("group_checkpoint")))
         return name
 
-    def run_point(agent, room, sets, split, limit, out, scoring, tts="espeak", behaviour="natural"):
-        p = _point([0, 0], [0.5, 0.5])
-        return {**p, "summary": fr.summarise(p["data"])}
-
-    monkeypatch.setattr(fr, "run_point", run_point)
+    monkeypatch.setattr(fr, "run_point", lambda *args, **kwargs: _summarised_point())
     res = fr.frontier("single_user", make_agent, conditions=["anechoic"], thresholds=[0.9, 0.95], endpoints_ms=[1000],
                       log=lambda s: None, policy_agent="turn_detector", policy_kwargs={"group_checkpoint": "words"})
     assert made == [("turn_detector", 0.9, "words"), ("turn_detector", 0.95, "words"), ("cascade", None, None)]
@@ -211,8 +211,7 @@ def test_frontier_plays_every_point_under_the_chosen_human_behaviour(monkeypatch
 
     def run_point(agent, room, sets, split, limit, out, scoring, tts="espeak", behaviour="natural"):
         played.append((agent, behaviour))
-        p = _point([0, 0], [0.5, 0.5])
-        return {**p, "summary": fr.summarise(p["data"])}
+        return _summarised_point()
 
     monkeypatch.setattr(fr, "run_point", run_point)
     res = fr.frontier(None, lambda name, **kw: name, conditions=["anechoic"], thresholds=[0.5], endpoints_ms=[1000],
