@@ -169,8 +169,8 @@ def test_frontier_sweeps_the_chosen_agent_with_its_shipped_checkpoint_by_default
     res = fr.frontier(None, make_agent, conditions=["anechoic"], thresholds=[0.2, 0.8], endpoints_ms=[1000],
                       log=lambda s: None, policy_agent="turn_detector")
     assert made == [("turn_detector", None, 0.2), ("turn_detector", None, 0.8), ("cascade", None, None)]
-    assert res["anechoic"]["policy_agent"] == "turn_detector"
-    assert "policy: the turn_detector agent" in fr.markdown(res)
+    assert res["anechoic"]["policy_agent"] == "turn_detector" and res["anechoic"]["policy_checkpoint"] is None
+    assert "policy: the turn_detector agent; voices" in fr.markdown(res)
 
 
 def test_frontier_gives_the_swept_agent_its_other_settings_at_every_threshold(monkeypatch, capsys):
@@ -192,7 +192,8 @@ def test_frontier_gives_the_swept_agent_its_other_settings_at_every_threshold(mo
     res = fr.frontier("single_user", make_agent, conditions=["anechoic"], thresholds=[0.9, 0.95], endpoints_ms=[1000],
                       log=lambda s: None, policy_agent="turn_detector", policy_kwargs={"group_checkpoint": "words"})
     assert made == [("turn_detector", 0.9, "words"), ("turn_detector", 0.95, "words"), ("cascade", None, None)]
-    assert "policy: the turn_detector agent, group_checkpoint=words;" in fr.markdown(res)
+    assert res["anechoic"]["policy_checkpoint"] == "single_user"
+    assert "policy: the turn_detector agent, checkpoint=single_user, group_checkpoint=words;" in fr.markdown(res)
     with pytest.raises(ValueError, match="threshold"):
         fr.frontier(None, make_agent, conditions=["anechoic"], policy_kwargs={"threshold": 0.5}, log=lambda s: None)
 

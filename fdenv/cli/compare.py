@@ -1,7 +1,8 @@
 """``python -m fdenv.cli.compare``: a learned policy against a baseline agent on the scored test
 split (``fdenv.train.compare``); ``python -m fdenv.cli.compare frontier``: both agents' operating
 points (the policy's speak threshold, the cascade's endpointing) in three rooms
-(``fdenv.train.frontier``)."""
+(``fdenv.train.frontier``); ``python -m fdenv.cli.compare targets``: which of the test targets a
+frontier report shows met at the agent's default threshold (``fdenv.train.targets``)."""
 
 from __future__ import annotations
 
@@ -81,12 +82,54 @@ def frontier_main(argv) -> None:
             print(f"plot: {path}")
 
 
+def read_report(parser: argparse.ArgumentParser, flag: str, path: str) -> dict:
+    """A frontier report's numbers (the .json that ``frontier --report`` writes), or a clear error."""
+    try:
+        data = json.loads(Path(path).read_text())
+    except (OSError, ValueError) as e:
+        parser.error(f"{flag} {path!r}: cannot read it as a frontier report ({e}); give the .json that "
+                     "`python -m fdenv.cli.compare frontier --report FILE.md` writes next to FILE.md")
+    if not isinstance(data, dict) or not all(isinstance(c, dict) and "policy" in c for c in data.values()):
+        parser.error(f"{flag} {path!r}: not a frontier report (each room condition needs its 'policy' points)")
+    return data
+
+
+def targets_main(argv) -> None:
+    from ..train import targets as tg
+
+    p = argparse.ArgumentParser(prog="python -m fdenv.cli.compare targets",
+                                description="which test targets a frontier report shows met at the agent's default "
+                                            "threshold (met: the whole 95 %% interval; point: the estimate alone)")
+    p.add_argument("--frontier", required=True, help="the .json of a `frontier --report` run")
+    p.add_argument("--threshold", required=True, type=float, help="the agent's default threshold (one of its points)")
+    p.add_argument("--mpe", nargs="+", default=[], help="reports measuring MPE silence (e.g. one per room), when the "
+                                                        "frontier report has none")
+    p.add_argument("--mpe-threshold", type=float, default=None, help="their point (default: --threshold)")
+    p.add_argument("--label", default="", help="a name for the rows, e.g. the training seed")
+    p.add_argument("--check", choices=["point", "interval"], default=None,
+                   help="exit 1 unless every target is met (by its estimate, or by its whole interval)")
+    args = p.parse_args(argv)
+    report = read_report(p, "--frontier", args.frontier)
+    mpe = {}
+    for path in args.mpe:
+        mpe.update(read_report(p, "--mpe", path))
+    try:
+        judged = tg.judge(report, args.threshold, mpe or None, args.mpe_threshold)
+    except ValueError as e:
+        p.error(str(e))
+    print(tg.markdown(judged, args.label))
+    if args.check and not tg.all_met(judged, strict=args.check == "interval"):
+        raise SystemExit(1)
+
+
 def main(argv=None) -> None:
     import sys
 
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["frontier"]:
         return frontier_main(argv[1:])
+    if argv[:1] == ["targets"]:
+        return targets_main(argv[1:])
     from fdenv_agents import make_agent
 
     from ..train import frontier as fr

@@ -3,8 +3,9 @@
 - ``rewards``: dense, causal reward wrappers, one per behaviour, and ``TurnTakingReward`` (a
   weighted sum);
 - ``actions``: ``TurnActions``, ``Discrete(3)`` = silent / backchannel / speak -> audio frames;
-- ``features``: ``LogMelFeatures``, log-mel frames (``torch.stft``) against digital silence or the
-  running noise floor, plus what the assistant played, stacked over a history;
+- ``features``: ``LogMelFeatures``, log-mel frames (scipy's FFT, the numbers of ``torch.stft``)
+  against digital silence or the running noise floor, plus what the assistant played, stacked over
+  a history;
 - ``envs``: ``TurnTakingEnv`` (all of the above on the room, a room drawn per episode with
   ``randomize``; ``fdenv/WhenToSpeak-v0``);
 - ``teacher``: the oracle's decisions in that action space (behaviour-cloning targets);
@@ -13,7 +14,8 @@
 - ``turn_end``: a learned end-of-turn model on words and the silence so far, for the
   ``turn_detector`` agent (trained by ``python -m fdenv.cli.turn_end``);
 - ``compare``: the learned policy against another agent on the scored test split; ``frontier``:
-  operating points (speak threshold, endpointing) of both in three room conditions.
+  operating points (speak threshold, endpointing) of both in three room conditions; ``targets``:
+  which test targets a frontier shows met at the agent's default threshold.
 
 ``fdenv-train`` (``fdenv.cli.train``) runs the whole recipe from ``conf/train.yaml``.
 """

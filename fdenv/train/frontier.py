@@ -209,7 +209,9 @@ def frontier(policy_checkpoint, make_agent, conditions=tuple(CONDITIONS), thresh
             p = run_point(agent, room, sets, split, limit, out, scoring, tts=tts, behaviour=behaviour)
             pts["cascade"].append({"setting": {"endpoint_silence_ms": int(ms)}, **p})
             log(f"[{cond}] cascade endpoint {ms} ms: {_brief(p['summary'])}")
-        res[cond] = {"room": room, "policy_agent": policy_agent, "tts": tts, "agent_tts": agent_tts,
+        res[cond] = {"room": room, "policy_agent": policy_agent,
+                     "policy_checkpoint": None if policy_checkpoint is None else str(policy_checkpoint),
+                     "tts": tts, "agent_tts": agent_tts,
                      "behaviour": behaviour, **({"policy_kwargs": policy_kwargs} if policy_kwargs else {}), **pts,
                      "at_tor": latency_at_tor(pts["policy"], pts["cascade"])}
     return res
@@ -230,6 +232,8 @@ def markdown(res: dict) -> str:
         voices = f"; voices: the humans' {r['tts']}, the agents' {r['agent_tts']}" if "tts" in r else ""
         humans = f"; the humans' behaviour: {r['behaviour']}" if "behaviour" in r else ""
         knobs = "".join(f", {k}={v}" for k, v in r.get("policy_kwargs", {}).items())
+        if r.get("policy_checkpoint"):
+            knobs = f", checkpoint={r['policy_checkpoint']}" + knobs
         lines += [f"### {cond}", "", f"policy: the {r.get('policy_agent', 'policy')} agent{knobs}{voices}{humans}", "",
                   "| agent | setting | pause TOR | turn-taking TOR | latency median, s | latency p90, s "
                   "| MPE silence |", "|---|---|---|---|---|---|---|"]

@@ -1,0 +1,125 @@
+"""The test targets judged from frontier reports: known verdicts on hand-made reports, and the
+command line."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from fdenv.cli.compare import main
+from fdenv.train.targets import all_met, judge, markdown, verdict
+
+
+def est(value, lo, hi):
+    return {"value": value, "lo": lo, "hi": hi}
+
+
+def point(threshold, pause, tt, latency, silence=None):
+    summary = {"pause_tor": pause, "turn_taking_tor": tt, "latency_median": latency}
+    if silence is not None:
+        summary["mpe_silence"] = silence
+    return {"setting": {"threshold": threshold}, "summary": summary}
+
+
+def condition(points, diff=None, faster=False):
+    at = {"target_tor": 0.1, "diff": diff or {"value": None}, "policy_faster": faster}
+    return {"policy": points, "cascade": [{"setting": {"endpoint_silence_ms": 1500}}] if diff else [], "at_tor": at}
+
+
+def report():
+    """The quiet room meets everything at 0.9 (pause TOR's interval reaching past 0.10); the car
+    cabin misses its pauses and is not shown faster than the cascade."""
+    quiet = condition([point(0.5, est(0.4, 0.2, 0.6), est(1, 1, 1), est(0.3, 0.2, 0.4)),
+                       point(0.9, est(0.067, 0.0, 0.167), est(1.0, 1.0, 1.0), est(0.39, 0.36, 0.45),
+                             est(0.985, 0.97, 0.996))],
+                      diff=est(-1.2, -1.4, -0.6) | {"defined_share": 0.98}, faster=True)
+    car = condition([point(0.9, est(0.167, 0.03, 0.3), est(0.967, 0.9, 1.0), est(0.75, 0.6, 0.9))],
+                    diff=est(-0.9, -1.2, 0.1) | {"defined_share": 0.98}, faster=False)
+    return {"anechoic": quiet, "car_cabin": car}
+
+
+@pytest.mark.parametrize("e, bound, side, expected", [
+    (est(0.07, 0.0, 0.17), 0.10, "max", "point"),
+    (est(0.07, 0.0, 0.09), 0.10, "max", "met"),
+    (est(0.10, 0.0, 0.20), 0.10, "max", "point"),  # at the bound is within it
+    (est(0.17, 0.03, 0.30), 0.10, "max", "not met"),
+    (est(0.97, 0.96, 0.99), 0.95, "min", "met"),
+    (est(0.97, 0.90, 1.00), 0.95, "min", "point"),
+    (est(0.94, 0.90, 0.99), 0.95, "min", "not met"),
+    ({"value": None}, 0.95, "min", "-"),
+    (None, 0.95, "min", "-"),
+])
+def test_a_verdict_says_whether_the_estimate_and_its_interval_meet_the_bound(e, bound, side, expected):
+    assert verdict(e, bound, side) == expected
+
+
+def test_judging_a_report_at_the_default_threshold():
+    j = judge(report(), 0.9)
+    quiet, car = j["anechoic"], j["car_cabin"]
+    assert {k: v for k, (_, v) in quiet.items()} == {
+        "pause_tor": "point", "turn_taking_tor": "met", "latency_median": "met", "mpe_silence": "met",
+        "faster_than_cascade": "met"}
+    # 0.75 s passes nothing in the car (its bound is 0.7 s); no MPE was measured there
+    assert {k: v for k, (_, v) in car.items()} == {
+        "pause_tor": "not met", "turn_taking_tor": "point", "latency_median": "not met", "mpe_silence": "-",
+        "faster_than_cascade": "not met"}
+    assert not all_met(j)
+    assert all_met({"anechoic": quiet}) and not all_met({"anechoic": quiet}, strict=True)
+    # the quiet room's latency bound is 0.5 s: the same 0.39 s passes, 0.6 s would not
+    slow = report()
+    slow["anechoic"]["policy"][1]["summary"]["latency_median"] = est(0.6, 0.55, 0.7)
+    assert judge(slow, 0.9)["anechoic"]["latency_median"][1] == "not met"
+    text = markdown(j, "seed 1")
+    assert "| seed 1, car_cabin | 0.167 [0.030, 0.300]: **not met** |" in text
+    assert "-1.20 [-1.40, -0.60], defined 98%: met" in text
+
+
+def test_mpe_silence_is_read_from_a_separate_report_at_its_own_threshold():
+    mpe = {"car_cabin": condition([point(0.93, None, None, None, est(0.961, 0.94, 0.98))])}
+    j = judge(report(), 0.9, mpe_report=mpe, mpe_threshold=0.93)
+    assert j["car_cabin"]["mpe_silence"] == (est(0.961, 0.94, 0.98), "point")
+    assert j["anechoic"]["mpe_silence"][1] == "met"  # its own report's, the MPE report has no quiet room
+    with pytest.raises(ValueError, match=r"MPE report, condition 'car_cabin': no point at threshold 0.9; .*\[0.93\]"):
+        judge(report(), 0.9, mpe_report=mpe)
+
+
+def test_a_threshold_the_report_did_not_run_is_named_with_the_ones_it_did():
+    with pytest.raises(ValueError, match=r"condition 'anechoic': no point at threshold 0.93; the report has \[0.5, 0.9\]"):
+        judge(report(), 0.93)
+    with pytest.raises(ValueError, match="the targets are set for"):
+        judge({"kitchen": condition([point(0.9, None, None, None)])}, 0.9)
+
+
+def test_targets_cli_prints_the_table_and_checks(tmp_path, capsys):
+    path = tmp_path / "f.json"
+    path.write_text(json.dumps(report()))
+    main(["targets", "--frontier", str(path), "--threshold", "0.9", "--label", "seed 1"])
+    out = capsys.readouterr().out
+    assert out.count("| seed 1, ") == 2 and "latency at pause TOR 0.10" in out
+    with pytest.raises(SystemExit) as e:
+        main(["targets", "--frontier", str(path), "--threshold", "0.9", "--check", "point"])
+    assert e.value.code == 1
+    quiet = tmp_path / "quiet.json"
+    quiet.write_text(json.dumps({"anechoic": report()["anechoic"]}))
+    main(["targets", "--frontier", str(quiet), "--threshold", "0.9", "--check", "point"])  # all met: no exit
+    with pytest.raises(SystemExit) as e:
+        main(["targets", "--frontier", str(quiet), "--threshold", "0.9", "--check", "interval"])
+    assert e.value.code == 1
+
+
+def test_targets_cli_names_a_bad_report_or_threshold(tmp_path, capsys):
+    bad = tmp_path / "notes.json"
+    bad.write_text("[1, 2]")
+    for args, message in ((["--frontier", str(tmp_path / "missing.json")], "--frontier .*missing.json.*cannot read"),
+                          (["--frontier", str(bad)], "--frontier .*notes.json.*not a frontier report")):
+        with pytest.raises(SystemExit) as e:
+            main(["targets", *args, "--threshold", "0.9"])
+        assert e.value.code == 2
+        assert re.search(message, capsys.readouterr().err)
+    good = tmp_path / "f.json"
+    good.write_text(json.dumps(report()))
+    with pytest.raises(SystemExit):
+        main(["targets", "--frontier", str(good), "--threshold", "0.7"])
+    assert "no point at threshold 0.7" in capsys.readouterr().err
