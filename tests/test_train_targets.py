@@ -123,3 +123,39 @@ def test_targets_cli_names_a_bad_report_or_threshold(tmp_path, capsys):
     with pytest.raises(SystemExit):
         main(["targets", "--frontier", str(good), "--threshold", "0.7"])
     assert "no point at threshold 0.7" in capsys.readouterr().err
+
+
+def test_a_saved_frontier_report_is_judged_end_to_end(monkeypatch, tmp_path, capsys):
+    """What ``frontier --report`` saves is what ``targets`` reads: points summarised from run lines,
+    the latency at pause TOR 0.10 against the cascade, through the JSON file."""
+    from fdenv.train import frontier as fr
+
+    def fdb(sid, dim, to, latency=None):
+        return {"scene_id": sid, "fdb": {"dimension": dim, "paper": {"to": to, "latency_s": latency}}}
+
+    def fake_point(agent, *args, **kwargs):
+        # the swept agent takes 1 pause in 20 at 0.9 and answers from 0.4 s, none at 0.99 (from 1.0 s);
+        # the cascade 5 pauses at 1000 ms (from 1.1 s) and none at 2000 ms (from 2.1 s)
+        taken, lat = {0.5: (8, 0.3), 0.9: (1, 0.4), 0.99: (0, 1.0), 1000: (5, 1.1), 2000: (0, 2.1)}[agent]
+        lines = [fdb(f"p{i}", "pause_handling", int(i < taken)) for i in range(20)]
+        lines += [fdb(f"t{i}", "turn_taking", 1, lat + 0.01 * i) for i in range(20)]
+        data = fr.point_data(lines)
+        return {"data": data, "summary": fr.summarise(data)}
+
+    def make_agent(name, threshold=None, endpoint_silence_ms=None, **kw):
+        return threshold if name == "turn_detector" else endpoint_silence_ms
+
+    monkeypatch.setattr(fr, "run_point", fake_point)
+    res = fr.frontier("mine.json", make_agent, conditions=["anechoic"], thresholds=[0.5, 0.9, 0.99],
+                      endpoints_ms=[1000, 2000], log=lambda s: None, policy_agent="turn_detector")
+    fr.save(res, tmp_path / "f.json")
+    with pytest.raises(SystemExit) as e:  # every other target is met, but MPE was not measured
+        main(["targets", "--frontier", str(tmp_path / "f.json"), "--threshold", "0.9", "--check", "point"])
+    assert e.value.code == 1
+    row = capsys.readouterr().out.splitlines()[-1]
+    # pause TOR 0.05, every turn answered, median 0.495 s (under 0.5), faster than the cascade; no MPE
+    assert row.startswith("| anechoic | 0.050 [") and "1.000 [1.000, 1.000]: met" in row
+    assert "| 0.49 [0.46, 0.54]: point | - | -1.31 [" in row
+    j = judge(json.loads((tmp_path / "f.json").read_text()), 0.9)["anechoic"]
+    assert j["faster_than_cascade"][1] == "met" and j["mpe_silence"][1] == "-"
+    assert j["faster_than_cascade"][0]["value"] < 0
