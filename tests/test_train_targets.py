@@ -85,6 +85,15 @@ def test_mpe_silence_is_read_from_a_separate_report_at_its_own_threshold():
         judge(report(), 0.9, mpe_report=mpe)
 
 
+def test_a_frontier_that_never_comes_down_to_the_pause_target_is_not_shown_faster():
+    never = {"car_cabin": condition([point(0.9, est(0.3, 0.2, 0.4), None, None)], diff={"value": None})}
+    j = judge(never, 0.9)
+    assert j["car_cabin"]["faster_than_cascade"][1] == "not met"
+    assert markdown(j).endswith("| not reached: **not met** |")
+    no_cascade = {"car_cabin": condition([point(0.9, est(0.3, 0.2, 0.4), None, None)])}
+    assert judge(no_cascade, 0.9)["car_cabin"]["faster_than_cascade"][1] == "-"
+
+
 def test_a_threshold_the_report_did_not_run_is_named_with_the_ones_it_did():
     with pytest.raises(ValueError, match=r"condition 'anechoic': no point at threshold 0.93; the report has \[0.5, 0.9\]"):
         judge(report(), 0.93)
