@@ -133,10 +133,15 @@ def test_the_shipped_checkpoints_load_with_a_threshold_chosen_on_validation(name
     assert te.checkpoint_path("runs/m.json") == Path("runs/m.json")
 
 
-def test_the_single_user_checkpoint_hears_the_sound_and_the_confidence_on_single_user_data():
-    m = te.load(te.checkpoint_path("single_user"))
-    assert m.uses_sound and m.uses_confidence and m.threshold == 0.93
+@pytest.mark.parametrize("name, threshold, train", [("single_user", 0.93, "train_k.jsonl"),
+                                                     ("single_user_seed1", 0.91, "train_k_s1.jsonl"),
+                                                     ("single_user_seed2", 0.96, "train_k_s2.jsonl")])
+def test_the_single_user_checkpoints_hear_the_sound_and_the_confidence_on_single_user_data(name, threshold, train):
+    m = te.load(te.checkpoint_path(name))
+    assert m.uses_sound and m.uses_confidence and m.threshold == threshold
     assert set(m.meta["validation_by_set"]) == {"pause", "turn_taking"}  # no multi-party silences
+    # one recipe, three draws of training rooms and humans, one validation set
+    assert m.meta["train"] == train and m.meta["val"] == "val_k.jsonl" and m.meta["l2"] == 10.0
 
 
 def _labels(expect, turn_id=None, label=None):

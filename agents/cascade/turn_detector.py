@@ -14,8 +14,9 @@ handling, barge-in, responder, voice) is the cascade's, so a frontier of the two
 the endpointing.
 
 ``checkpoint``: a turn-end model: a file, or the name of a shipped one (``fdenv.train.turn_end.SHIPPED``:
-``words``, the default, or ``single_user``, faster for one user, not fitted for several people;
-its hash is in ``config()``). ``threshold``: default the checkpoint's own, chosen on the
+``words``, the default, or ``single_user``, faster for one user, not fitted for several people,
+and ``single_user_seed1`` / ``_seed2``, its recipe on two more draws of training rooms; its hash is
+in ``config()``). ``threshold``: default the checkpoint's own, chosen on the
 validation split.
 
 ``group_checkpoint`` (default none) and ``group_threshold``: a second model for the episodes whose

@@ -301,8 +301,11 @@ def fit_logistic(x: np.ndarray, y: np.ndarray, l2: float) -> np.ndarray:
 # the shipped checkpoints, by the name the agent's ``checkpoint`` knob may give: ``words`` (the
 # default: words and silence, every scene set, both voices) and ``single_user`` (words, silence,
 # the sound and the recogniser's confidence, fitted on a single user's silences in Kokoro's voices;
-# docs/training.md, "The recogniser's confidence, and a model for a single user")
-SHIPPED = {"words": "turn_end.json", "single_user": "turn_end_single_user.json"}
+# docs/training.md, "The recogniser's confidence, and a model for a single user"); and the same
+# recipe fitted on two more draws of training rooms and humans (``collect --seed 1`` and ``2``;
+# "Three training seeds of the single-user model"), to measure how much the draw decides
+SHIPPED = {"words": "turn_end.json", "single_user": "turn_end_single_user.json",
+           "single_user_seed1": "turn_end_single_user_seed1.json", "single_user_seed2": "turn_end_single_user_seed2.json"}
 
 
 def default_checkpoint() -> Path:
