@@ -73,7 +73,7 @@ def test_judging_a_report_at_the_default_threshold():
     assert judge(slow, 0.9)["anechoic"]["latency_median"][1] == "not met"
     text = markdown(j, "seed 1")
     assert "| seed 1, car_cabin | 0.167 [0.030, 0.300]: **not met** |" in text
-    assert "-1.20 [-1.40, -0.60], defined 98%: met" in text
+    assert "-1.20 [-1.40, -0.60], defined 98.0%: met" in text
 
 
 def test_mpe_silence_is_read_from_a_separate_report_at_its_own_threshold():

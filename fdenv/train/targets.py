@@ -99,7 +99,8 @@ def markdown(judged: dict, label: str = "") -> str:
                 continue
             f = ".2f" if key in SECONDS else ".3f"
             span = f" [{est['lo']:{f}}, {est['hi']:{f}}]" if est.get("lo") is not None else ""
-            defined = f", defined {est['defined_share']:.0%}" if key == "faster_than_cascade" and "defined_share" in est else ""
+            shared = key == "faster_than_cascade" and "defined_share" in est
+            defined = f", defined {est['defined_share']:.1%}" if shared else ""
             cells.append(f"{est['value']:{f}}{span}{defined}: {'**' + v + '**' if v == 'not met' else v}")
         lines.append(f"| {label + ', ' if label else ''}{name} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
