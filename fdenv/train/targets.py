@@ -68,7 +68,8 @@ def judge(report: dict, threshold: float, mpe_report: dict | None = None, mpe_th
         shown = at.get("policy_faster")
         out[name] = {
             "pause_tor": (s.get("pause_tor"), verdict(s.get("pause_tor"), PAUSE_TOR_MAX, "max")),
-            "turn_taking_tor": (s.get("turn_taking_tor"), verdict(s.get("turn_taking_tor"), TURN_TAKING_TOR_MIN, "min")),
+            "turn_taking_tor": (s.get("turn_taking_tor"),
+                                verdict(s.get("turn_taking_tor"), TURN_TAKING_TOR_MIN, "min")),
             "latency_median": (s.get("latency_median"), verdict(s.get("latency_median"), lat_max, "max")),
             "mpe_silence": (mpe, verdict(mpe, MPE_SILENCE_MIN, "min")),
             # measured whenever the cascade ran; a frontier that never reaches pause TOR 0.10 is not shown faster
