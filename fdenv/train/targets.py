@@ -53,16 +53,17 @@ def judge(report: dict, threshold: float, mpe_report: dict | None = None, mpe_th
     """Per condition of ``report``: each target's estimate and verdict at the default ``threshold``.
     ``mpe_report``: a second report whose points measure MPE silence (the slow set, often run
     apart), read at ``mpe_threshold`` (default ``threshold``) in the same condition."""
+    mpe_threshold = threshold if mpe_threshold is None else mpe_threshold
     out = {}
     for name, cond in report.items():
-        s = default_point(cond, threshold, f"condition {name!r}")["summary"]
-        mpe = s.get("mpe_silence")
-        if mpe_report is not None and name in mpe_report:
-            mt = threshold if mpe_threshold is None else mpe_threshold
-            mpe = default_point(mpe_report[name], mt, f"MPE report, condition {name!r}")["summary"].get("mpe_silence")
         if name not in LATENCY_MEDIAN_MAX:
             raise ValueError(f"condition {name!r}: the targets are set for {list(LATENCY_MEDIAN_MAX)}")
         lat_max = LATENCY_MEDIAN_MAX[name]
+        s = default_point(cond, threshold, f"condition {name!r}")["summary"]
+        mpe = s.get("mpe_silence")
+        if mpe_report is not None and name in mpe_report:
+            mpe = default_point(mpe_report[name], mpe_threshold,
+                                f"MPE report, condition {name!r}")["summary"].get("mpe_silence")
         at = cond.get("at_tor") or {}
         diff = at.get("diff") or {}
         shown = at.get("policy_faster")

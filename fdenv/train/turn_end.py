@@ -305,7 +305,8 @@ def fit_logistic(x: np.ndarray, y: np.ndarray, l2: float) -> np.ndarray:
 # recipe fitted on two more draws of training rooms and humans (``collect --seed 1`` and ``2``;
 # "Three training seeds of the single-user model"), to measure how much the draw decides
 SHIPPED = {"words": "turn_end.json", "single_user": "turn_end_single_user.json",
-           "single_user_seed1": "turn_end_single_user_seed1.json", "single_user_seed2": "turn_end_single_user_seed2.json"}
+           "single_user_seed1": "turn_end_single_user_seed1.json",
+           "single_user_seed2": "turn_end_single_user_seed2.json"}
 
 
 def default_checkpoint() -> Path:
