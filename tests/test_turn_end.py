@@ -515,3 +515,84 @@ def test_a_second_collect_in_the_same_process_gets_its_own_settings(monkeypatch)
     assert seen == [False, True, True, True]
     assert made == [("env", "espeak"), ("agent", "espeak", 250), ("env", "kokoro"), ("agent", "kokoro", 250),
                     ("agent", "kokoro", 300)]
+
+
+def test_collect_in_a_condition_plays_every_scene_in_that_room(monkeypatch):
+    """``--condition``: the comparison's own room for every scene, its placement left to the
+    seed and the scene as in the comparison's runs, and the condition on each line; without it,
+    a room drawn per scene (the same for a scene every time) with a drawn placement."""
+    from fdenv.train.frontier import CONDITIONS
+
+    seen = []
+
+    class Agent:
+        endpoint_silence_ms = 1600
+
+        def stats(self):
+            return {"judged": [{"frame": 0, "text": "hi", "named": False, "silence_s": 0.256}]}
+
+    monkeypatch.setattr(cli, "_worker", {("env", "pause", "val", "espeak"): None,
+                                         ("agent", "espeak", 250): Agent()})
+    monkeypatch.setattr(cli, "play_episode",
+                        lambda env, agent, options, seed: seen.append(options) or [_silent_frame()])
+    office = cli.play_scene(("pause", "pause-0003"), "val", 0, 250, "espeak", condition="office_noise_echo")
+    drawn = [cli.play_scene(("pause", "pause-0003"), "val", 0, 250, "espeak") for _ in range(2)]
+    assert seen[0] == {"scene": "pause-0003", "room": CONDITIONS["office_noise_echo"]}
+    assert office[0]["condition"] == "office_noise_echo" and office[0]["room"] == CONDITIONS["office_noise_echo"]
+    assert seen[1] == seen[2] and seen[1]["room"]["preset"] and "room_seed" in seen[1]
+    assert "condition" not in drawn[0][0]
+    with pytest.raises(ValueError, match="condition 'kitchen'"):
+        cli.collect("val", Path("unused.jsonl"), condition="kitchen")
+
+
+def _silent_frame():
+    return {"expect": "free", "turn": {"id": None, "label": None}, "speaking": []}
+
+
+def _calibration_files(tmp_path):
+    """Two rooms' validation files for a model whose P rises with the silence (0.55 s: P 0.5):
+    in the quiet one a pause of 2 frames (over before 0.4 s: P 0.119) and an end; in the noisy one a pause
+    of 5 frames (P peaks at 0.5) and an end."""
+    quiet, noisy = tmp_path / "quiet.jsonl", tmp_path / "noisy.jsonl"
+    for path, pause in ((quiet, [0] * 2), (noisy, [0] * 5)):
+        rows = [{**_line("a", pause, "p"), "set": "pause"}, {**_line("b", [1] * 17, "e"), "set": "pause"}]
+        path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    m = te.TurnEndModel(np.zeros(te.N_FEATURES), -2.0, threshold=0.3)
+    m.weights[te.N_TEXT:] = 1.0
+    m.save(tmp_path / "m.json")
+    return quiet, noisy
+
+
+def test_calibrate_holds_the_budget_in_every_room_and_writes_the_threshold(tmp_path):
+    quiet, noisy = _calibration_files(tmp_path)
+    lines = []
+    s = cli.calibrate_main(tmp_path / "m.json", [quiet, noisy], max_early=0.0, out=tmp_path / "c.json",
+                           log=lines.append)
+    # quiet alone: the pause ends before the first step (P 0.119) -> 0.12; noisy alone 0.51
+    assert s["files"]["quiet.jsonl"]["threshold_alone"] == 0.12
+    assert s["files"]["noisy.jsonl"]["threshold_alone"] == 0.51
+    assert s["threshold"] == 0.51 and s["threshold_before"] == 0.3
+    assert s["files"]["noisy.jsonl"]["at_threshold"]["pause"]["early_on_negatives"] == 0.0
+    c = te.load(tmp_path / "c.json")
+    assert c.threshold == 0.51 and np.array_equal(c.weights, te.load(tmp_path / "m.json").weights)
+    assert c.meta["calibration"] == {"val": "quiet.jsonl, noisy.jsonl", "max_early": 0.0, "threshold": 0.51}
+    assert "threshold 0.51" in lines[-1]
+    # the rooms are held one by one, not pooled: pooled, 1 of 2 pauses early is within a budget of 0.5
+    assert cli.calibrate_main(tmp_path / "m.json", [quiet, noisy], max_early=0.5, log=lambda x: None)["threshold"] == 0.51
+    assert cli.pick_threshold(te.load(tmp_path / "m.json"), cli.read_lines(quiet) + cli.read_lines(noisy), 0.5) == 0.12
+
+
+def test_calibrate_command_names_bad_input(tmp_path, capsys):
+    quiet, _ = _calibration_files(tmp_path)
+    for argv, msg in ((["--checkpoint", str(tmp_path / "m.json"), "--val", str(tmp_path / "none.jsonl")],
+                       "no such file"),
+                      (["--checkpoint", str(tmp_path / "nope.json"), "--val", str(quiet)], "no such turn-end checkpoint"),
+                      (["--checkpoint", str(tmp_path / "m.json"), "--val", str(quiet), "--max-early", "1.5"],
+                       "expected a share"),
+                      (["--checkpoint", str(tmp_path / "m.json"), "--val", str(quiet), "--sets", "mpe"],
+                       "no silences of the scene sets")):
+        with pytest.raises(SystemExit):
+            cli.main(["calibrate", *argv])
+        assert msg in capsys.readouterr().err
+    cli.main(["calibrate", "--checkpoint", str(tmp_path / "m.json"), "--val", str(quiet), "--max-early", "0"])
+    assert "threshold 0.12" in capsys.readouterr().out

@@ -4,6 +4,8 @@
     python -m fdenv.cli.turn_end collect --split val --out runs/turn_end/val.jsonl
     python -m fdenv.cli.turn_end fit --train runs/turn_end/train.jsonl --val runs/turn_end/val.jsonl \\
         --out runs/turn_end/turn_end.json
+    python -m fdenv.cli.turn_end calibrate --checkpoint runs/turn_end/turn_end.json \\
+        --val runs/turn_end/val_office.jsonl runs/turn_end/val_car.jsonl
 
 ``collect`` plays the split's pause, turn-taking and MPE scenes (``--limit`` per set) with a
 ``turn_detector`` that never answers early (so every silence of ``--min-endpoint-ms`` inside a
@@ -19,7 +21,8 @@ sound of the turn's end (``fdenv.train.turn_end.sound_descriptor``, 2 decimals);
 ``--words``, also the recogniser's words of a second recognition of the same audio, each with its
 probability (``benchmarks/turn_end_confidence.py`` reads them). Lines
 are written as each scene ends (``--workers`` processes); a rerun skips scenes already in the
-file.
+file. ``--condition``: every scene in one room of the comparison (``fdenv.cli.compare``'s
+conditions) instead, to validate in the rooms the targets are measured in.
 
 ``fit`` trains ``fdenv.train.turn_end`` on one example per frame of the train silences (its L2
 penalty picked from ``L2S`` by validation log-loss), then plays the validation silences as the
@@ -28,6 +31,9 @@ lowest threshold (in steps of 0.01) at which, in each scene set, at most ``--max
 silences that hold a not-to-answer frame are answered on one. It prints the per-frame ROC AUC and
 the rates at that threshold. ``--sound``: the model hears the sound of the turn's end too;
 ``--confidence``: it reads the recogniser's confidence in the words (files from ``collect --words``).
+
+``calibrate`` picks a checkpoint's threshold again by the same rule, held in every validation
+file (one per room) and scene set at once, and prints what each room alone would pick.
 """
 
 from __future__ import annotations
@@ -41,6 +47,7 @@ from pathlib import Path
 import numpy as np
 
 from ..sim.env import FRAME_S  # the step between a silence's labels
+from ..train.frontier import CONDITIONS
 
 SETS = ("pause", "turn_taking", "mpe")
 # the collecting detector's long endpoint: each silence is labelled up to it. 1.6 s, the span the
@@ -61,9 +68,11 @@ def _scene_tasks(split: str, sets, limit: int | None) -> list[tuple[str, str]]:
 
 
 def play_scene(task: tuple[str, str], split: str, seed: int, min_endpoint_ms: float, tts: str,
-               words: bool = False) -> list[dict]:
+               words: bool = False, condition: str | None = None) -> list[dict]:
     """One scene's judged silences, labelled (see the module docstring); the env and the agent
-    are made once per worker process."""
+    are made once per worker process. ``condition``: one of the comparison's rooms
+    (``fdenv.train.frontier.CONDITIONS``) instead of a drawn one, its placement from the seed and
+    the scene as in the comparison's runs."""
     from fdenv_agents.cascade import TurnDetectorAgent
 
     from ..sim.env import RoomEnv
@@ -82,12 +91,17 @@ def play_scene(task: tuple[str, str], split: str, seed: int, min_endpoint_ms: fl
         _worker[agent_key].record_sound = True
     env, agent = _worker[env_key], _worker[agent_key]
     agent.record_words = words
-    rng = np.random.default_rng([seed, zlib.crc32(scene_id.encode())])  # the same room for a scene every time
-    room = draw_room(rng, {})
-    labels = play_episode(env, agent, {"scene": scene_id, "room": room, "room_seed": draw_room_seed(rng, RANDOMIZE)},
-                          seed)
+    if condition is None:
+        rng = np.random.default_rng([seed, zlib.crc32(scene_id.encode())])  # the same room for a scene every time
+        room = draw_room(rng, {})
+        options = {"scene": scene_id, "room": room, "room_seed": draw_room_seed(rng, RANDOMIZE)}
+    else:
+        room = CONDITIONS[condition]
+        options = {"scene": scene_id, "room": room}
+    labels = play_episode(env, agent, options, seed)
     follow = int(np.ceil((agent.endpoint_silence_ms - min_endpoint_ms) / 1000 / FRAME_S))
-    return [{"set": set_name, "scene_id": scene_id, "room": room, **silence}
+    where = {} if condition is None else {"condition": condition}
+    return [{"set": set_name, "scene_id": scene_id, "room": room, **where, **silence}
             for silence in label_silences(agent.stats()["judged"], labels, follow)]
 
 
@@ -138,13 +152,17 @@ def _play(args):
 
 
 def collect(split: str, out: Path, sets=SETS, limit: int | None = None, seed: int = 0, workers: int = 1,
-            min_endpoint_ms: float = 250, tts: str = "espeak", words: bool = False,
+            min_endpoint_ms: float = 250, tts: str = "espeak", words: bool = False, condition: str | None = None,
             log=lambda line: print(line, flush=True)) -> int:
     """Labelled decisions of the split's scenes appended to ``out`` (scenes already there are
-    skipped); returns the number of scenes played."""
+    skipped); returns the number of scenes played. ``condition``: every scene in that room of the
+    comparison (``fdenv.train.frontier.CONDITIONS``) instead of a drawn one."""
+    if condition is not None and condition not in CONDITIONS:
+        raise ValueError(f"condition {condition!r}: valid are {list(CONDITIONS)}")
     done = {row["scene_id"] for _, row in _rows(out)} if out.exists() else set()
     out.parent.mkdir(parents=True, exist_ok=True)
-    tasks = [(t, split, seed, min_endpoint_ms, tts, words) for t in _scene_tasks(split, sets, limit) if t[1] not in done]
+    tasks = [(t, split, seed, min_endpoint_ms, tts, words, condition) for t in _scene_tasks(split, sets, limit)
+             if t[1] not in done]
     if done:
         log(f"{out}: {len(done)} scenes already there, {len(tasks)} to play")
     with out.open("a") as f:
@@ -257,12 +275,13 @@ def rates(model, rows: list[dict], threshold: float, probs: list[np.ndarray] | N
             "negatives": len(neg), "positives": len(pos)}
 
 
-def pick_threshold(model, rows: list[dict], max_early: float) -> float:
+def pick_threshold(model, rows: list[dict], max_early: float, group=None) -> float:
     """The lowest threshold, in steps of 0.01, at which, in each scene set, at most ``max_early``
     of the silences with a not-to-answer frame are answered on one (1.0 when none is that low).
     Per set, not pooled: pooled, a set with many easy negatives (the pauses) lets another's
-    (other people's turns in MPE) rise over the budget."""
-    groups = [(rs, silence_probs(model, rs)) for rs in by_set(rows).values()]
+    (other people's turns in MPE) rise over the budget. ``group``: the grouping instead of
+    ``by_set`` (``calibrate``: per room and set)."""
+    groups = [(rs, silence_probs(model, rs)) for rs in (group or by_set)(rows).values()]
     for thr in np.round(np.arange(0.01, 1.0, 0.01), 2):
         if all(rates(model, rs, float(thr), ps)["early_on_negatives"] <= max_early for rs, ps in groups):
             return float(thr)
@@ -274,6 +293,15 @@ def by_set(rows: list[dict]) -> dict:
     groups: dict = {}
     for r in rows:
         groups.setdefault(r.get("set"), []).append(r)
+    return groups
+
+
+def by_file_and_set(rows: list[dict]) -> dict:
+    """The silences grouped by the file they were read from (``calibrate`` marks each row's
+    ``"file"``: one file per room) and their scene set."""
+    groups: dict = {}
+    for r in rows:
+        groups.setdefault((r.get("file"), r.get("set")), []).append(r)
     return groups
 
 
@@ -330,6 +358,42 @@ def fit_main(train, val, out: Path, max_early: float = 0.05, sound: bool = False
     out.parent.mkdir(parents=True, exist_ok=True)
     model.save(out)
     log(json.dumps(summary))
+    return summary
+
+
+def calibrate_main(checkpoint, val, max_early: float = 0.02, out: Path | None = None, sets=None,
+                   log=print) -> dict:
+    """A checkpoint's threshold picked again on validation files, each a room of its own
+    (``collect --condition``, or drawn rooms): the lowest at which, in every file and scene set,
+    at most ``max_early`` of the not-to-answer silences are answered early. Logs the threshold
+    each file alone would pick and, at the joint one, each file's rates per set; ``out``: the
+    checkpoint again with that threshold (its weights untouched). Returns the summary."""
+    from ..train.turn_end import checkpoint_path, load
+
+    model = load(checkpoint_path(checkpoint))
+    val = _paths(val)
+    per_file = {path: of_sets([{**row, "file": str(path)} for row in
+                                read_lines(path, model.uses_sound, model.uses_confidence)], sets, "--val")
+                for path in val}
+    rows = [r for rs in per_file.values() for r in rs]
+    joint = pick_threshold(model, rows, max_early, group=by_file_and_set)
+    summary = {"checkpoint": str(checkpoint), "threshold_before": model.threshold, "threshold": joint,
+               "max_early": max_early, "files": {}}
+    for path, rs in per_file.items():
+        alone = pick_threshold(model, rs, max_early)
+        at = {name: _rounded(rates(model, g, joint)) for name, g in by_set(rs).items()}
+        summary["files"][path.name] = {"silences": len(rs), "threshold_alone": alone, "at_threshold": at}
+        log(f"{path.name}: {len(rs)} silences; alone it picks {alone:.2f}; at {joint:.2f}: " + "; ".join(
+            f"{name}: {r['early_on_negatives']:.3f} of {r['negatives']} not-to-answer answered early, "
+            f"{r['early_on_positives']:.2f} of {r['positives']} of the assistant's early" for name, r in at.items()))
+    log(f"threshold {joint:.2f} (the checkpoint's own: {model.threshold:.2f}), at most {max_early} early in every "
+        "file and set")
+    if out is not None:
+        model.threshold = joint
+        model.meta["calibration"] = {"val": ", ".join(path.name for path in val), "max_early": max_early,
+                                     "threshold": joint, **({"sets": list(sets)} if sets else {})}
+        out.parent.mkdir(parents=True, exist_ok=True)
+        model.save(out)
     return summary
 
 
@@ -444,6 +508,9 @@ def main(argv=None) -> None:
     c.add_argument("--tts", default="espeak", choices=["espeak", "kokoro"])
     c.add_argument("--words", action="store_true",
                    help="also keep the recogniser's words with their probabilities (a second, slower recognition)")
+    c.add_argument("--condition", default=None, choices=list(CONDITIONS),
+                   help="play every scene in this room of the comparison (default: a room drawn per scene, as "
+                        "fdenv-train draws them)")
     f = sub.add_parser("fit", help="train the model and pick its threshold")
     f.add_argument("--train", required=True, type=Path, nargs="+", help="one or more `collect` files")
     f.add_argument("--val", required=True, type=Path, nargs="+", help="one or more `collect` files")
@@ -455,12 +522,31 @@ def main(argv=None) -> None:
                    help="the model also reads the recogniser's confidence in the words (files from `collect --words`)")
     f.add_argument("--sets", nargs="+", default=None, choices=list(SETS),
                    help="fit and validate on these scene sets' silences alone (default: all in the files)")
+    k = sub.add_parser("calibrate", help="pick a checkpoint's threshold again, in every validation room")
+    k.add_argument("--checkpoint", required=True,
+                   help="a shipped name (fdenv.train.turn_end.SHIPPED) or a checkpoint file")
+    k.add_argument("--val", required=True, type=Path, nargs="+", help="`collect` files, one per room")
+    k.add_argument("--max-early", type=float, default=0.02,
+                   help="share of not-to-answer silences allowed to answer early, in every file and set")
+    k.add_argument("--sets", nargs="+", default=None, choices=list(SETS),
+                   help="these scene sets' silences alone (default: all in the files)")
+    k.add_argument("--out", type=Path, default=None, help="write the checkpoint with the new threshold here")
     args = p.parse_args(argv)
-    if args.cmd == "collect":
+    if args.cmd == "calibrate":
+        for path in args.val:
+            if not path.is_file():
+                p.error(f"--val {str(path)!r}: no such file; make it with `collect`")
+        if not 0.0 <= args.max_early < 1.0:
+            p.error(f"--max-early {args.max_early}: expected a share in [0, 1)")
+        try:
+            calibrate_main(args.checkpoint, args.val, args.max_early, args.out, args.sets)
+        except (ValueError, FileNotFoundError) as e:
+            p.error(str(e))
+    elif args.cmd == "collect":
         if args.split == "test":
             print("note: collecting on the test split; never train on it")
         collect(args.split, args.out, args.sets, args.limit, args.seed, args.workers, args.min_endpoint_ms, args.tts,
-                args.words)
+                args.words, args.condition)
     else:
         for name in ("train", "val"):
             for path in getattr(args, name):
