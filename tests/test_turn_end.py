@@ -146,8 +146,8 @@ def test_the_single_user_checkpoints_hear_the_sound_and_the_confidence_on_single
     # there; seeds 0 and 2 keep the threshold of their fit, which the pooled draws pick again
     cal = m.meta.get("calibration")
     assert (cal is not None) == (name == "single_user_seed1")
-    assert cal is None or (cal["threshold"] == m.threshold and cal["val"] == "val_k_x3.jsonl"
-                           and cal["max_early"] == 0.02)
+    assert cal is None or cal == {"val": "val_k.jsonl, val_k_s1.jsonl, val_k_s2.jsonl", "max_early": 0.02,
+                                  "threshold": m.threshold, "pooled": True}
 
 
 def _labels(expect, turn_id=None, label=None):
@@ -586,6 +586,12 @@ def test_calibrate_holds_the_budget_in_every_room_and_writes_the_threshold(tmp_p
     # the rooms are held one by one, not pooled: pooled, 1 of 2 pauses early is within a budget of 0.5
     assert cli.calibrate_main(tmp_path / "m.json", [quiet, noisy], max_early=0.5, log=lambda x: None)["threshold"] == 0.51
     assert cli.pick_threshold(te.load(tmp_path / "m.json"), cli.read_lines(quiet) + cli.read_lines(noisy), 0.5) == 0.12
+    # pooled (draws of the same rooms): one budget for both files
+    p = cli.calibrate_main(tmp_path / "m.json", [quiet, noisy], max_early=0.5, out=tmp_path / "p.json",
+                           log=lambda x: None, pooled=True)
+    assert p["threshold"] == 0.12 and te.load(tmp_path / "p.json").meta["calibration"]["pooled"] is True
+    assert cli.calibrate_main(tmp_path / "m.json", [quiet, noisy], max_early=0.0, log=lambda x: None,
+                              pooled=True)["threshold"] == 0.51
 
 
 def test_calibrate_command_names_bad_input(tmp_path, capsys):

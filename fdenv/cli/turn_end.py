@@ -33,7 +33,9 @@ the rates at that threshold. ``--sound``: the model hears the sound of the turn'
 ``--confidence``: it reads the recogniser's confidence in the words (files from ``collect --words``).
 
 ``calibrate`` picks a checkpoint's threshold again by the same rule, held in every validation
-file (one per room) and scene set at once, and prints what each room alone would pick.
+file (one per room) and scene set at once, and prints what each room alone would pick;
+``--pooled``, on files that are draws of the same rooms, held on them together (a larger
+validation set).
 """
 
 from __future__ import annotations
@@ -362,12 +364,14 @@ def fit_main(train, val, out: Path, max_early: float = 0.05, sound: bool = False
 
 
 def calibrate_main(checkpoint, val, max_early: float = 0.02, out: Path | None = None, sets=None,
-                   log=print) -> dict:
+                   log=print, pooled: bool = False) -> dict:
     """A checkpoint's threshold picked again on validation files, each a room of its own
     (``collect --condition``, or drawn rooms): the lowest at which, in every file and scene set,
-    at most ``max_early`` of the not-to-answer silences are answered early. Logs the threshold
-    each file alone would pick and, at the joint one, each file's rates per set; ``out``: the
-    checkpoint again with that threshold (its weights untouched). Returns the summary."""
+    at most ``max_early`` of the not-to-answer silences are answered early. ``pooled``: the files
+    are draws of the same rooms (``collect --seed``), held to the budget together, per set. Logs
+    the threshold each file alone would pick and, at the joint one, each file's rates per set;
+    ``out``: the checkpoint again with that threshold (its weights untouched). Returns the
+    summary."""
     from ..train.turn_end import checkpoint_path, load
 
     model = load(checkpoint_path(checkpoint))
@@ -376,9 +380,9 @@ def calibrate_main(checkpoint, val, max_early: float = 0.02, out: Path | None = 
                                 read_lines(path, model.uses_sound, model.uses_confidence)], sets, "--val")
                 for path in val}
     rows = [r for rs in per_file.values() for r in rs]
-    joint = pick_threshold(model, rows, max_early, group=by_file_and_set)
+    joint = pick_threshold(model, rows, max_early, group=by_set if pooled else by_file_and_set)
     summary = {"checkpoint": str(checkpoint), "threshold_before": model.threshold, "threshold": joint,
-               "max_early": max_early, "files": {}}
+               "max_early": max_early, "pooled": pooled, "files": {}}
     for path, rs in per_file.items():
         alone = pick_threshold(model, rs, max_early)
         at = {name: _rounded(rates(model, g, joint)) for name, g in by_set(rs).items()}
@@ -386,12 +390,13 @@ def calibrate_main(checkpoint, val, max_early: float = 0.02, out: Path | None = 
         log(f"{path.name}: {len(rs)} silences; alone it picks {alone:.2f}; at {joint:.2f}: " + "; ".join(
             f"{name}: {r['early_on_negatives']:.3f} of {r['negatives']} not-to-answer answered early, "
             f"{r['early_on_positives']:.2f} of {r['positives']} of the assistant's early" for name, r in at.items()))
-    log(f"threshold {joint:.2f} (the checkpoint's own: {model.threshold:.2f}), at most {max_early} early in every "
-        "file and set")
+    log(f"threshold {joint:.2f} (the checkpoint's own: {model.threshold:.2f}), at most {max_early} early in "
+        + ("the files together, per set" if pooled else "every file and set"))
     if out is not None:
         model.threshold = joint
         model.meta["calibration"] = {"val": ", ".join(path.name for path in val), "max_early": max_early,
-                                     "threshold": joint, **({"sets": list(sets)} if sets else {})}
+                                     "threshold": joint, **({"pooled": True} if pooled else {}),
+                                     **({"sets": list(sets)} if sets else {})}
         out.parent.mkdir(parents=True, exist_ok=True)
         model.save(out)
     return summary
@@ -531,6 +536,8 @@ def main(argv=None) -> None:
     k.add_argument("--sets", nargs="+", default=None, choices=list(SETS),
                    help="these scene sets' silences alone (default: all in the files)")
     k.add_argument("--out", type=Path, default=None, help="write the checkpoint with the new threshold here")
+    k.add_argument("--pooled", action="store_true",
+                   help="the files are draws of the same rooms (collect --seed): one budget for them together")
     args = p.parse_args(argv)
     if args.cmd == "calibrate":
         for path in args.val:
@@ -539,7 +546,7 @@ def main(argv=None) -> None:
         if not 0.0 <= args.max_early < 1.0:
             p.error(f"--max-early {args.max_early}: expected a share in [0, 1)")
         try:
-            calibrate_main(args.checkpoint, args.val, args.max_early, args.out, args.sets)
+            calibrate_main(args.checkpoint, args.val, args.max_early, args.out, args.sets, pooled=args.pooled)
         except (ValueError, FileNotFoundError) as e:
             p.error(str(e))
     elif args.cmd == "collect":
