@@ -3,7 +3,8 @@ with full domain randomisation (a room, noise, echo and the voices' TTS back end
 episode, as ``fdenv-train`` trains), for each worker setting: ``0`` = all envs in one process
 (one core; ``--envs`` of them), ``N`` = N env processes (``gymnasium.vector.AsyncVectorEnv``).
 
-    python benchmarks/bench_train.py [--workers 0 2] [--envs 8] [--frames 8192] [--cold] [--json out.json]
+    python benchmarks/bench_train.py [--workers 0 2] [--envs 8] [--frames 8192] [--cold] [--tts espeak]
+                                     [--json out.json]
 
 Three numbers per setting:
 - ``env``: the vector env alone (room, rewards, TurnActions, log-mel features), random actions;
@@ -15,7 +16,10 @@ come from the clip cache that ``fdenv-train`` uses (the user's): the script firs
 train scene into it with each back end (``fdenv-scenes render <set> --split train --tts ...``:
 seconds once it is warm; Kokoro's 8,300 clips about 2.3 hours on this machine when cold), as a
 training run finds them after its first episodes; ``--cold`` measures with an empty cache instead,
-every episode's speech synthesised anew. The rooms' impulse responses are cached per geometry
+every episode's speech synthesised anew. ``--tts espeak``: the voices drawn from espeak's back end
+alone (fdenv-train draws espeak and Kokoro): on a machine whose Kokoro clips are not cached yet,
+the rates of the same work without the hours of synthesis first; a cached clip costs the same
+whichever back end made it, so only the clips' lengths (hence the episodes') differ. The rooms' impulse responses are cached per geometry
 (``randomize.geometries`` placements per preset) within the process, as in training, where the
 first few hundred episodes fill that cache: the script fills it first (every preset, placement
 and talker count; with workers, each worker process fills its own while timed), so that the
@@ -38,16 +42,28 @@ import numpy as np
 TARGET = 1500.0
 
 
-def env_rate(workers: int, envs_n: int, frames: int, with_policy: bool) -> float:
+def with_voices(tts: list[str] | None) -> dict:
+    """fdenv-train's settings, the voices' back ends drawn from ``tts`` (None: its own)."""
+    import copy
+
+    from fdenv.train.ppo import DEFAULTS
+
+    cfg = copy.deepcopy(DEFAULTS)
+    if tts:
+        cfg["env"]["randomize"]["tts"] = list(tts)
+    return cfg
+
+
+def env_rate(workers: int, envs_n: int, frames: int, with_policy: bool, tts: list[str] | None = None) -> float:
     import torch
 
     from fdenv.train.envs import make_vec
     from fdenv.train.features import one_thread
     from fdenv.train.policy import TurnPolicy
-    from fdenv.train.ppo import DEFAULTS, env_kwargs
+    from fdenv.train.ppo import env_kwargs
 
     E = workers or envs_n
-    envs = make_vec(E, processes=workers > 0, **env_kwargs(DEFAULTS, teacher=None))
+    envs = make_vec(E, processes=workers > 0, **env_kwargs(with_voices(tts), teacher=None))
     try:
         obs, _ = envs.reset(seed=0)
         pol = TurnPolicy(envs.single_observation_space.shape[-1], recurrent=True) if with_policy else None
@@ -72,13 +88,13 @@ def env_rate(workers: int, envs_n: int, frames: int, with_policy: bool) -> float
         envs.close()
 
 
-def warm_rooms() -> int:
+def warm_rooms(tts: list[str] | None = None) -> int:
     """Simulate every room a one-process training run draws (preset x placement x talker
     count) into this process's impulse-response cache, as its first episodes do."""
     from fdenv.train.envs import RANDOMIZE, TurnTakingEnv, load_scenes
-    from fdenv.train.ppo import DEFAULTS, env_kwargs
+    from fdenv.train.ppo import env_kwargs
 
-    kw = env_kwargs(DEFAULTS, teacher=None)
+    kw = env_kwargs(with_voices(tts), teacher=None)
     by_count = {}
     for sc in load_scenes(kw.pop("scene_sets"), kw.pop("split")):
         by_count.setdefault(len(sc.speakers), sc)
@@ -93,14 +109,15 @@ def warm_rooms() -> int:
     return n
 
 
-def train_rate(workers: int, envs_n: int, frames: int) -> tuple[float, float]:
+def train_rate(workers: int, envs_n: int, frames: int, tts: list[str] | None = None) -> tuple[float, float]:
     """Frames per wall-clock second, and per second of the main process's CPU time (with
     workers 0 that is all the work: the rate on a core of its own, whatever else runs)."""
     from fdenv.train.ppo import train
 
     out = tempfile.mkdtemp(prefix="fdenv-bench-train-")
     cfg = {"workers": workers, "envs": envs_n, "bc": {"frames": 0}, "ppo": {"frames": frames, "critic_warmup": 0},
-           "eval": {"per_set": 1, "every_s": 1e9}, "time_limit_min": 30}
+           "eval": {"per_set": 1, "every_s": 1e9}, "time_limit_min": 30,
+           **({"env": {"randomize": {"tts": list(tts)}}} if tts else {})}
     train(cfg, out=out, log=lambda s: None)
     rows = [json.loads(x) for x in open(os.path.join(out, "metrics.jsonl"))]
     rows = [r for r in rows if r.get("kind") == "update"]
@@ -118,6 +135,8 @@ def main() -> None:
     ap.add_argument("--envs", type=int, default=8, help="envs in the one process (workers 0)")
     ap.add_argument("--frames", type=int, default=8192, help="frames per measurement")
     ap.add_argument("--cold", action="store_true", help="an empty clip cache: synthesise every clip while timing")
+    ap.add_argument("--tts", nargs="+", default=None, choices=["espeak", "kokoro"],
+                    help="the voices' back ends the envs draw from (default: fdenv-train's, espeak and kokoro)")
     ap.add_argument("--json", default=None)
     args = ap.parse_args()
     if args.cold:
@@ -125,22 +144,21 @@ def main() -> None:
     else:
         from fdenv.cli.scenes import main as scenes_main
         from fdenv.train.envs import SETS
-        from fdenv.train.ppo import DEFAULTS
-
-        for tts in DEFAULTS["env"]["randomize"]["tts"]:  # each voices' back end the envs draw
+        for tts in with_voices(args.tts)["env"]["randomize"]["tts"]:  # each voices' back end the envs draw
             for name in SETS:  # what fdenv-train's envs will play, into the clip cache it reads
                 if scenes_main(["render", name, "--split", "train", "--tts", tts]) != 0:
                     raise SystemExit(f"could not render the {name} train scenes with {tts}; see the message above")
     print(f"cores: {os.cpu_count()}, load average {os.getloadavg()[0]:.1f}  (torch: 1 thread per process; "
           f"clip cache {'empty' if args.cold else 'warm'})")
-    print(f"rooms simulated ahead: {warm_rooms()} (preset x placement x talker count)")
+    print(f"voices: {', '.join(with_voices(args.tts)['env']['randomize']['tts'])}")
+    print(f"rooms simulated ahead: {warm_rooms(args.tts)} (preset x placement x talker count)")
     print(f"{'workers':>8} {'envs':>5} {'env fps':>10} {'rollout fps':>12} {'train fps':>10} {'train fps/cpu':>14}")
     results = []
     for w in args.workers:
         n = w or args.envs
-        e = env_rate(w, args.envs, args.frames, with_policy=False)
-        r = env_rate(w, args.envs, args.frames, with_policy=True)
-        tr, cpu = train_rate(w, args.envs, args.frames)
+        e = env_rate(w, args.envs, args.frames, with_policy=False, tts=args.tts)
+        r = env_rate(w, args.envs, args.frames, with_policy=True, tts=args.tts)
+        tr, cpu = train_rate(w, args.envs, args.frames, tts=args.tts)
         results.append({"workers": w, "envs": n, "env_fps": round(e), "rollout_fps": round(r), "train_fps": round(tr),
                         "train_fps_per_cpu_s": round(cpu) if w == 0 else None})
         print(f"{w:>8} {n:>5} {e:>10.0f} {r:>12.0f} {tr:>10.0f} {cpu if w == 0 else float('nan'):>14.0f}")
@@ -153,7 +171,8 @@ def main() -> None:
               f"{os.getloadavg()[0]:.1f})")
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"cores": os.cpu_count(), "frames": args.frames, "cold": args.cold, "results": results}, f,
+            json.dump({"cores": os.cpu_count(), "frames": args.frames, "cold": args.cold,
+                       "voices": with_voices(args.tts)["env"]["randomize"]["tts"], "results": results}, f,
                       indent=1)
 
 

@@ -530,7 +530,8 @@ def main(argv=None) -> None:
     k = sub.add_parser("calibrate", help="pick a checkpoint's threshold again, in every validation room")
     k.add_argument("--checkpoint", required=True,
                    help="a shipped name (fdenv.train.turn_end.SHIPPED) or a checkpoint file")
-    k.add_argument("--val", required=True, type=Path, nargs="+", help="`collect` files, one per room")
+    k.add_argument("--val", required=True, type=Path, nargs="+",
+                   help="`collect` files: one per room, or draws of the same rooms with --pooled")
     k.add_argument("--max-early", type=float, default=0.02,
                    help="share of not-to-answer silences allowed to answer early, in every file and set")
     k.add_argument("--sets", nargs="+", default=None, choices=list(SETS),

@@ -16,7 +16,6 @@ blends two styles and sets rate and pitch within natural ranges (drawn once, see
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
 import importlib.metadata
 import importlib.resources
@@ -104,12 +103,14 @@ def _edit_graph(src: str, dst: str) -> None:
 
 @contextlib.contextmanager
 def _machine_lock(path: Path):
-    """Held by one process of this machine at a time (others wait); without a writable ``path``,
-    not held at all."""
+    """Held by one process of this machine at a time (others wait); without a writable ``path``
+    or POSIX file locks, not held at all."""
     try:
+        import fcntl
+
         path.parent.mkdir(parents=True, exist_ok=True)
         fh = open(path, "a")
-    except OSError:
+    except (ImportError, OSError):
         yield
         return
     with fh:
