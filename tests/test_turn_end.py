@@ -293,6 +293,11 @@ def test_collect_labels_each_frame_of_each_silence_and_resumes(tmp_path):
     n = len(out.read_text().splitlines())
     assert cli.collect("val", out, sets=("pause", "turn_taking"), limit=1, log=lambda line: None) == 0
     assert len(out.read_text().splitlines()) == n
+    # in one of the comparison's rooms (a preset by name), through the real env
+    car = tmp_path / "car.jsonl"
+    assert cli.collect("val", car, sets=("pause",), limit=1, condition="car_cabin", log=lambda line: None) == 1
+    rows = cli.read_lines(car)
+    assert rows and all(r["condition"] == "car_cabin" and r["room"] == "car_cabin" for r in rows)
 
 
 def test_a_scene_without_a_judged_silence_is_marked_played_under_its_own_id(tmp_path):
