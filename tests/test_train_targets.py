@@ -134,9 +134,10 @@ def test_targets_cli_names_a_bad_report_or_threshold(tmp_path, capsys):
     assert "no point at threshold 0.7" in capsys.readouterr().err
 
 
-def test_a_saved_frontier_report_is_judged_end_to_end(monkeypatch, tmp_path, capsys):
-    """What ``frontier --report`` saves is what ``targets`` reads: points summarised from run lines,
-    the latency at pause TOR 0.10 against the cascade, through the JSON file."""
+def _fake_frontier(monkeypatch):
+    """``frontier`` over made-up run lines: the swept agent takes 8 pauses in 20 at 0.5 (answering
+    from 0.3 s), 1 at 0.9 (from 0.4 s), none at 0.99 (from 1.0 s); the cascade 5 at 1000 ms (from
+    1.1 s), none at 2000 ms (from 2.1 s). Returns ``sweep(thresholds, endpoints_ms, **kw)``."""
     from fdenv.train import frontier as fr
 
     def fdb(sid, dim, to, latency=None):
@@ -155,8 +156,20 @@ def test_a_saved_frontier_report_is_judged_end_to_end(monkeypatch, tmp_path, cap
         return threshold if name == "turn_detector" else endpoint_silence_ms
 
     monkeypatch.setattr(fr, "run_point", fake_point)
-    res = fr.frontier("mine.json", make_agent, conditions=["anechoic"], thresholds=[0.5, 0.9, 0.99],
-                      endpoints_ms=[1000, 2000], log=lambda s: None, policy_agent="turn_detector")
+
+    def sweep(thresholds, endpoints_ms, **kw):
+        return fr.frontier("mine.json", make_agent, conditions=["anechoic"], thresholds=thresholds,
+                           endpoints_ms=endpoints_ms, log=lambda s: None, policy_agent="turn_detector", **kw)
+
+    return sweep
+
+
+def test_a_saved_frontier_report_is_judged_end_to_end(monkeypatch, tmp_path, capsys):
+    """What ``frontier --report`` saves is what ``targets`` reads: points summarised from run lines,
+    the latency at pause TOR 0.10 against the cascade, through the JSON file."""
+    from fdenv.train import frontier as fr
+
+    res = _fake_frontier(monkeypatch)([0.5, 0.9, 0.99], [1000, 2000])
     fr.save(res, tmp_path / "f.json")
     with pytest.raises(SystemExit) as e:  # every other target is met, but MPE was not measured
         main(["targets", "--frontier", str(tmp_path / "f.json"), "--threshold", "0.9", "--check", "point"])
@@ -168,3 +181,40 @@ def test_a_saved_frontier_report_is_judged_end_to_end(monkeypatch, tmp_path, cap
     j = judge(json.loads((tmp_path / "f.json").read_text()), 0.9)["anechoic"]
     assert j["faster_than_cascade"][1] == "met" and j["mpe_silence"][1] == "-"
     assert j["faster_than_cascade"][0]["value"] < 0
+
+
+def test_reports_of_the_same_agent_are_merged_into_one_frontier(monkeypatch, tmp_path, capsys):
+    """A sweep without the default's point and a later run of that point alone, merged, judge as
+    the one sweep with every point does, the latency at pause TOR 0.10 against the cascade
+    included; reports of another agent, or a point measured twice with other results, are
+    refused."""
+    from fdenv.train import frontier as fr
+
+    sweep = _fake_frontier(monkeypatch)
+    whole = sweep([0.5, 0.9, 0.99], [1000, 2000])
+    fr.save(sweep([0.99, 0.5], [1000, 2000]), tmp_path / "sweep.json")
+    fr.save(sweep([0.9], []), tmp_path / "default.json")
+    merged = fr.merge([json.loads((tmp_path / n).read_text()) for n in ("sweep.json", "default.json")])
+    assert [p["setting"]["threshold"] for p in merged["anechoic"]["policy"]] == [0.5, 0.9, 0.99]
+    assert merged["anechoic"]["at_tor"] == json.loads(json.dumps(whole["anechoic"]["at_tor"]))
+    assert judge(merged, 0.9) == judge(json.loads(json.dumps(whole)), 0.9)
+    main(["targets", "--frontier", str(tmp_path / "sweep.json"), str(tmp_path / "default.json"), "--threshold", "0.9"])
+    row = capsys.readouterr().out.splitlines()[-1]
+    assert row.startswith("| anechoic | 0.050 [") and "| -1.31 [" in row
+    # alone, the default's report has no cascade to compare with
+    assert judge(json.loads((tmp_path / "default.json").read_text()), 0.9)["anechoic"]["faster_than_cascade"][1] == "-"
+
+    other = json.loads((tmp_path / "default.json").read_text())
+    other["anechoic"]["behaviour"] = "paper"
+    (tmp_path / "paper.json").write_text(json.dumps(other))
+    with pytest.raises(SystemExit):
+        main(["targets", "--frontier", str(tmp_path / "sweep.json"), str(tmp_path / "paper.json"), "--threshold", "0.9"])
+    assert "report 2, condition 'anechoic': behaviour 'paper'" in capsys.readouterr().err
+    again = json.loads((tmp_path / "sweep.json").read_text())
+    at_half = next(p for p in again["anechoic"]["policy"] if p["setting"]["threshold"] == 0.5)
+    at_half["data"]["pause"]["p7"] = 1 - at_half["data"]["pause"]["p7"]  # one scene's result otherwise
+    with pytest.raises(ValueError, match=r"the policy point \{'threshold': 0.5\} is in an earlier report with other"):
+        fr.merge([json.loads((tmp_path / "sweep.json").read_text()), again])
+    # the same point twice, with the same results, is kept once
+    twice = fr.merge([json.loads((tmp_path / "sweep.json").read_text())] * 2)
+    assert [p["setting"]["threshold"] for p in twice["anechoic"]["policy"]] == [0.5, 0.99]

@@ -95,12 +95,15 @@ def read_report(parser: argparse.ArgumentParser, flag: str, path: str) -> dict:
 
 
 def targets_main(argv) -> None:
+    from ..train import frontier as fr
     from ..train import targets as tg
 
     p = argparse.ArgumentParser(prog="python -m fdenv.cli.compare targets",
                                 description="which test targets a frontier report shows met at the agent's default "
                                             "threshold (met: the whole 95 %% interval; point: the estimate alone)")
-    p.add_argument("--frontier", required=True, help="the .json of a `frontier --report` run")
+    p.add_argument("--frontier", required=True, nargs="+",
+                   help="the .json of a `frontier --report` run; several of the same agent are merged (say, a sweep "
+                        "and a later point at a new default)")
     p.add_argument("--threshold", required=True, type=float, help="the agent's default threshold (one of its points)")
     p.add_argument("--mpe", nargs="+", default=[], help="reports measuring MPE silence (e.g. one per room), when the "
                                                         "frontier report has none")
@@ -109,7 +112,11 @@ def targets_main(argv) -> None:
     p.add_argument("--check", choices=["point", "interval"], default=None,
                    help="exit 1 unless every target is met (by its estimate, or by its whole interval)")
     args = p.parse_args(argv)
-    report = read_report(p, "--frontier", args.frontier)
+    reports = [read_report(p, "--frontier", path) for path in args.frontier]
+    try:
+        report = reports[0] if len(reports) == 1 else fr.merge(reports)
+    except ValueError as e:
+        p.error(f"--frontier: {e}")
     mpe = {}
     for path in args.mpe:
         mpe.update(read_report(p, "--mpe", path))

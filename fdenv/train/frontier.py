@@ -301,5 +301,37 @@ def _v(s: dict, k: str) -> float:
     return float("nan") if e.get("value") is None else float(e["value"])
 
 
+# What makes two reports' points comparable: the same agent and knobs, voices, humans and room.
+IDENTITY = ("room", "policy_agent", "policy_checkpoint", "tts", "agent_tts", "behaviour", "policy_kwargs")
+
+
+def merge(reports: list[dict]) -> dict:
+    """Frontier reports of the same agent as one (say, a sweep and a later point at a new default
+    threshold): per condition, every report's points, each setting once, and the latency at pause
+    TOR 0.10 along the merged frontiers. Reports that differ in a field of ``IDENTITY``, or a
+    setting measured twice with different results, are refused, naming them."""
+    out: dict = {}
+    for i, rep in enumerate(reports, 1):
+        for name, cond in rep.items():
+            m = out.setdefault(name, {**{k: cond.get(k) for k in IDENTITY}, "policy": [], "cascade": []})
+            for k in IDENTITY:
+                if cond.get(k) != m[k]:
+                    raise ValueError(f"report {i}, condition {name!r}: {k} {cond.get(k)!r}, an earlier report's "
+                                     f"{m[k]!r}; merge reports of the same agent, voices, humans and room")
+            for who in ("policy", "cascade"):
+                for p in cond.get(who) or []:
+                    same = [q for q in m[who] if q["setting"] == p["setting"]]
+                    if not same:
+                        m[who].append(p)
+                    elif same[0]["data"] != p["data"]:
+                        raise ValueError(f"report {i}, condition {name!r}: the {who} point {p['setting']} is in an "
+                                         "earlier report with other results (other code or scenes?); keep one of them")
+    for m in out.values():
+        m["policy"].sort(key=lambda p: p["setting"].get("threshold", 0.0))
+        m["cascade"].sort(key=lambda p: p["setting"].get("endpoint_silence_ms", 0))
+        m["at_tor"] = latency_at_tor(m["policy"], m["cascade"])
+    return out
+
+
 def save(res: dict, path: str | Path) -> None:
     Path(path).write_text(json.dumps(res, indent=1))

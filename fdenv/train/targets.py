@@ -14,6 +14,10 @@ and ``"-"`` when the report does not measure it (the latency comparison has no `
 shown or not).
 
     python -m fdenv.cli.compare targets --frontier runs/f.json --threshold 0.93 --mpe runs/mpe.json
+    python -m fdenv.cli.compare targets --frontier runs/f.json runs/f_094.json --threshold 0.94
+
+Several frontier reports of the same agent are merged first (``fdenv.train.frontier.merge``), so
+that a default moved to a new threshold is judged against the cascade without a new sweep.
 """
 
 from __future__ import annotations
