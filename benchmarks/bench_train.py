@@ -19,13 +19,13 @@ training run finds them after its first episodes; ``--cold`` measures with an em
 every episode's speech synthesised anew. ``--tts espeak``: the voices drawn from espeak's back end
 alone (fdenv-train draws espeak and Kokoro): on a machine whose Kokoro clips are not cached yet,
 the rates of the same work without the hours of synthesis first; a cached clip costs the same
-whichever back end made it, so only the clips' lengths (hence the episodes') differ. The rooms' impulse responses are cached per geometry
-(``randomize.geometries`` placements per preset) within the process, as in training, where the
-first few hundred episodes fill that cache: the script fills it first (every preset, placement
-and talker count; with workers, each worker process fills its own while timed), so that the
-numbers are a training run's after its start. The last line prints the one-process
-training rate against the 1,500 frames/s target as a ratio. On a machine with fewer free cores
-than processes, they share the cores: say so with the result.
+whichever back end made it, so only the clips' lengths (hence the episodes') differ. The rooms'
+impulse responses are cached per geometry (``randomize.geometries`` placements per preset) within
+the process, as in training, where the first few hundred episodes fill that cache: the script
+fills it first (every preset, placement and talker count; with workers, each worker process
+fills its own while timed), so that the numbers are a training run's after its start. The last
+line prints the one-process training rate against the 1,500 frames/s target as a ratio. On a
+machine with fewer free cores than processes, they share the cores: say so with the result.
 """
 
 from __future__ import annotations
@@ -116,8 +116,7 @@ def train_rate(workers: int, envs_n: int, frames: int, tts: list[str] | None = N
 
     out = tempfile.mkdtemp(prefix="fdenv-bench-train-")
     cfg = {"workers": workers, "envs": envs_n, "bc": {"frames": 0}, "ppo": {"frames": frames, "critic_warmup": 0},
-           "eval": {"per_set": 1, "every_s": 1e9}, "time_limit_min": 30,
-           **({"env": {"randomize": {"tts": list(tts)}}} if tts else {})}
+           "eval": {"per_set": 1, "every_s": 1e9}, "time_limit_min": 30, "env": with_voices(tts)["env"]}
     train(cfg, out=out, log=lambda s: None)
     rows = [json.loads(x) for x in open(os.path.join(out, "metrics.jsonl"))]
     rows = [r for r in rows if r.get("kind") == "update"]
@@ -139,18 +138,19 @@ def main() -> None:
                     help="the voices' back ends the envs draw from (default: fdenv-train's, espeak and kokoro)")
     ap.add_argument("--json", default=None)
     args = ap.parse_args()
+    voices = with_voices(args.tts)["env"]["randomize"]["tts"]
     if args.cold:
         os.environ["FDENV_CACHE_DIR"] = tempfile.mkdtemp(prefix="fdenv-bench-")
     else:
         from fdenv.cli.scenes import main as scenes_main
         from fdenv.train.envs import SETS
-        for tts in with_voices(args.tts)["env"]["randomize"]["tts"]:  # each voices' back end the envs draw
+        for tts in voices:  # each voices' back end the envs draw
             for name in SETS:  # what fdenv-train's envs will play, into the clip cache it reads
                 if scenes_main(["render", name, "--split", "train", "--tts", tts]) != 0:
                     raise SystemExit(f"could not render the {name} train scenes with {tts}; see the message above")
     print(f"cores: {os.cpu_count()}, load average {os.getloadavg()[0]:.1f}  (torch: 1 thread per process; "
           f"clip cache {'empty' if args.cold else 'warm'})")
-    print(f"voices: {', '.join(with_voices(args.tts)['env']['randomize']['tts'])}")
+    print(f"voices: {', '.join(voices)}")
     print(f"rooms simulated ahead: {warm_rooms(args.tts)} (preset x placement x talker count)")
     print(f"{'workers':>8} {'envs':>5} {'env fps':>10} {'rollout fps':>12} {'train fps':>10} {'train fps/cpu':>14}")
     results = []
@@ -172,7 +172,7 @@ def main() -> None:
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"cores": os.cpu_count(), "frames": args.frames, "cold": args.cold,
-                       "voices": with_voices(args.tts)["env"]["randomize"]["tts"], "results": results}, f,
+                       "voices": voices, "results": results}, f,
                       indent=1)
 
 
