@@ -13,7 +13,7 @@ import pytest  # noqa: E402
 
 from fdenv.sim.env import RoomEnv  # noqa: E402
 from fdenv.train.turn_end import (  # noqa: E402
-    N_FEATURES, N_SOUND, N_TEXT, SOUND_BANDS, SOUND_WINDOWS, TurnEndModel, fit)
+    N_FEATURES, N_SOUND, N_TEXT, PITCH_FRAMES, SOUND_BANDS, SOUND_WINDOWS, TurnEndModel, fit, pitch_features)
 from fdenv_agents import AGENTS, TurnDetectorAgent, make_agent  # noqa: E402
 from fdenv_agents.cascade import FixedTranscriber  # noqa: E402
 
@@ -170,6 +170,29 @@ def test_a_model_that_hears_the_sound_decides_on_the_turns_own_audio():
     quiet = TurnDetectorAgent(model=model, transcriber=FixedTranscriber([CONTEXT, QUESTION]))
     rollout(RoomEnv(scene=TWO_TURNS, behaviour="paper"), quiet)
     assert all("sound" not in j for j in quiet.stats()["judged"])
+    assert [j["p"] for j in quiet.stats()["judged"]] == [j["p"] for j in judged]
+
+
+def test_a_model_that_hears_the_pitch_decides_on_the_turns_own_voice():
+    """A model with pitch columns gets the F0 contour of the turn's end as the agent heard it (the
+    humans' voices, then the silence unvoiced); ``record_sound`` keeps it for ``collect``."""
+    model = TurnEndModel(np.concatenate([np.zeros(N_FEATURES), [0.5, -2.0, 1.0, -1.0]]), -1.0, threshold=0.99)
+    assert model.uses_pitch
+    agent = TurnDetectorAgent(model=model, transcriber=FixedTranscriber([CONTEXT, QUESTION]))
+    agent.record_sound = True
+    rollout(RoomEnv(scene=TWO_TURNS, behaviour="paper"), agent)
+    judged = agent.stats()["judged"]
+    assert len(judged) == 2
+    for j in judged:
+        assert len(j["pitch"]) == PITCH_FRAMES
+        voiced = [v is not None for v in j["pitch"]]
+        assert sum(voiced) > 20 and not any(voiced[-int(j["silence_s"] * 100) + 4:])  # speech, then the silence
+        expected = model.prob_after(model.text_logit(j["text"], j["named"], pitch=j["pitch"]), j["silence_s"])
+        assert j["p"] == pytest.approx(expected, abs=1e-4)
+        assert pitch_features(j["pitch"])[0] == 1.0
+    quiet = TurnDetectorAgent(model=model, transcriber=FixedTranscriber([CONTEXT, QUESTION]))
+    rollout(RoomEnv(scene=TWO_TURNS, behaviour="paper"), quiet)
+    assert all("pitch" not in j for j in quiet.stats()["judged"])
     assert [j["p"] for j in quiet.stats()["judged"]] == [j["p"] for j in judged]
 
 

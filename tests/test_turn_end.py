@@ -431,6 +431,86 @@ def test_the_fit_command_with_sound_needs_every_descriptor(tmp_path):
         cli.fit_main(tmp_path / "b.jsonl", tmp_path / "a.jsonl", tmp_path / "m2.json", sound=True)
 
 
+# ---- the pitch of the turn's end --------------------------------------------------------------
+
+def _voiced_windows(seconds: float, end: str, f0: float = 140.0, seed: int = 0) -> list[np.ndarray]:
+    """32 ms windows at 16 kHz of a harmonic voice at ``f0``, then 256 ms of faint noise (the
+    silence at the decision). ``end``: its last 400 ms "held" (a phrase stopped by a pause),
+    "fall" (down 6 semitones: a statement's end) or "rise" (up 5: a yes/no question's)."""
+    rng = np.random.default_rng(seed)
+    n, k = int(seconds * te.SOUND_RATE), int(0.4 * te.SOUND_RATE)
+    st = np.zeros(n)
+    st[-k:] = np.linspace(0, {"held": 0.0, "fall": -6.0, "rise": 5.0}[end], k)
+    freq = f0 * 2 ** (st / 12)
+    phase = 2 * np.pi * np.cumsum(freq) / te.SOUND_RATE
+    x = np.sin(phase) + 0.5 * np.sin(2 * phase) + 0.3 * np.sin(3 * phase) + 0.02 * rng.standard_normal(n)
+    x = np.concatenate([0.1 * x, 1e-4 * rng.standard_normal(8 * te.SOUND_WINDOW)])
+    x = x[: len(x) // te.SOUND_WINDOW * te.SOUND_WINDOW]
+    return list(x.reshape(-1, te.SOUND_WINDOW).astype(np.float32))
+
+
+def test_the_pitch_descriptor_follows_the_end_against_the_turns_own_register():
+    held, fall, rise = (te.pitch_descriptor(_voiced_windows(2.0, e)) for e in ("held", "fall", "rise"))
+    assert len(held) == te.PITCH_FRAMES
+    # the decision is 256 ms into the silence: the contour's last frames are unvoiced
+    assert all(v is None for v in held[-20:]) and sum(v is not None for v in held) > 60
+    f_held, f_fall, f_rise = (te.pitch_features(d) for d in (held, fall, rise))
+    assert f_held[0] == f_fall[0] == f_rise[0] == 1.0
+    assert abs(f_held[1] * 6) < 0.5 and abs(f_held[3] * 3) < 1.0  # semitones; per 100 ms
+    assert f_fall[1] * 6 < -3.5 and f_fall[3] < 0 and f_fall[2] == -f_fall[1]
+    assert f_rise[1] * 6 > 3.0 and f_rise[3] > 0 and f_rise[2] == f_rise[1]
+    # the speaker's register drops out: a higher voice with the same melody gives the same columns
+    high = te.pitch_features(te.pitch_descriptor(_voiced_windows(2.0, "fall", f0=210.0)))
+    assert np.allclose(high, f_fall, atol=0.05)
+
+
+def test_an_unvoiced_turn_has_no_pitch_and_bad_input_is_named():
+    rng = np.random.default_rng(0)
+    hiss = list((0.05 * rng.standard_normal((40, te.SOUND_WINDOW))).astype(np.float32))
+    d = te.pitch_descriptor(hiss)
+    assert len(d) == te.PITCH_FRAMES and all(v is None for v in d)
+    assert np.array_equal(te.pitch_features(d), np.zeros(te.N_PITCH))
+    with pytest.raises(ValueError, match="no audio"):
+        te.pitch_descriptor([])
+    with pytest.raises(ValueError, match=f"expected {te.PITCH_FRAMES}"):
+        te.pitch_features([0.0] * 10)
+
+
+def test_a_model_with_the_pitch_learns_what_the_words_cannot_and_round_trips(tmp_path):
+    """The same words, each ended with a fall (the turn's end, 1) or held (a pause, 0): only the
+    pitch columns tell them apart; the checkpoint keeps them and says so."""
+    texts = ["we went to the station"] * 80
+    labels = [i % 2 for i in range(80)]
+    pitches = [te.pitch_descriptor(_voiced_windows(1.5, "fall" if y else "held", f0=110 + i, seed=i))
+               for i, y in enumerate(labels)]
+    heard = te.fit(texts, [False] * 80, labels, pitches=pitches)
+    assert heard.uses_pitch and not heard.uses_sound and not heard.uses_confidence
+    assert len(heard.weights) == te.N_FEATURES + te.N_PITCH
+    p = np.array([heard.prob(t, pitch=d) for t, d in zip(texts, pitches)])
+    assert cli.roc_auc(p, np.array(labels)) == 1.0
+    with pytest.raises(ValueError, match="pitch_descriptor"):
+        heard.prob(texts[0])
+    heard.save(tmp_path / "p.json")
+    assert json.loads((tmp_path / "p.json").read_text())["pitch"] is True
+    back = te.load(tmp_path / "p.json")
+    assert back.uses_pitch and back.prob(texts[0], pitch=pitches[0]) == pytest.approx(heard.prob(texts[0], pitch=pitches[0]), abs=1e-5)
+    # every combination of the extra columns has a layout of its own
+    both = te.fit(texts, [False] * 80, labels, sounds=[te.sound_descriptor(_voiced_windows(1.5, "held"))] * 80,
+                  pitches=pitches)
+    assert both.uses_sound and both.uses_pitch and not both.uses_confidence
+    # the fit command reads the contours from the lines and refuses a line without one
+    lines = [{"set": "pause", "scene_id": f"s{i}", "text": t, "named": False, "silence_s": 0.256, "labels": [y] * 3,
+              "pitch": d} for i, (t, y, d) in enumerate(zip(texts, labels, pitches))]
+    (tmp_path / "a.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
+    summary = cli.fit_main(tmp_path / "a.jsonl", tmp_path / "a.jsonl", tmp_path / "m.json", pitch=True,
+                           log=lambda line: None)
+    assert te.load(tmp_path / "m.json").uses_pitch and summary["validation"]["roc_auc"] == 1.0
+    del lines[5]["pitch"]
+    (tmp_path / "b.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
+    with pytest.raises(ValueError, match=r"b\.jsonl:6: no \"pitch\""):
+        cli.fit_main(tmp_path / "b.jsonl", tmp_path / "a.jsonl", tmp_path / "m2.json", pitch=True)
+
+
 @pytest.mark.slow
 def test_collect_with_words_keeps_the_recognisers_words_of_each_transcript(tmp_path):
     """``collect --words``: real audio, the real recogniser; each line's words spell its

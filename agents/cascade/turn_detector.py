@@ -29,8 +29,9 @@ deployed. It reads no label and no scene text beyond those instructions; it does
 rooms apart by ear. ``stats()["judged"]``: every judged silence, with its frame, transcript, the
 probability at the first look and, when it answered early, after how long a silence
 (``python -m fdenv.cli.turn_end collect`` labels them to train the model; it sets ``record_sound``,
-and each entry then keeps the sound descriptor of the turn's end as well). A model with sound
-columns gets that descriptor at its first look at each silence. A model that reads the
+and each entry then keeps the sound descriptor and the pitch contour of the turn's end as well). A
+model with sound columns gets that descriptor at its first look at each silence, one with pitch
+columns that contour (``fdenv.train.turn_end.pitch_descriptor``). A model that reads the
 recogniser's confidence (``fdenv.train.turn_end.confidence_features``) gets the words of a second
 recognition of the same audio, with their probabilities (``record_words`` keeps them in the
 entry too).
@@ -135,13 +136,21 @@ class TurnDetectorAgent(CascadeAgent):
 
             sound = sound_descriptor(turn["audio"])
         words = self._transcribe_words(turn) if self.record_words or self.turn_end.uses_confidence else None
-        logit = self.turn_end.text_logit(text, named, sound, words)
+        pitch = None
+        if self.turn_end.uses_pitch:
+            from fdenv.train.turn_end import pitch_descriptor
+
+            pitch = pitch_descriptor(turn["audio"])
+        logit = self.turn_end.text_logit(text, named, sound, words, pitch)
         silence_s = turn["silence_ms"] / 1000
         self._stats["judged"].append({"frame": self._k, "t_s": round(self._windows * WINDOW_MS / 1000, 3),
                                       "silence_s": round(silence_s, 3), "text": text, "named": named,
                                       "p": round(self.turn_end.prob_after(logit, silence_s), 4)})
         if self.record_sound:
+            from fdenv.train.turn_end import pitch_descriptor
+
             self._stats["judged"][-1]["sound"] = np.round(sound, 2).tolist()
+            self._stats["judged"][-1]["pitch"] = pitch if pitch is not None else pitch_descriptor(turn["audio"])
         if self.record_words:
             self._stats["judged"][-1]["words"] = [[w, round(p, 3)] for w, p in words]
         turn["judged"] = {"text": text, "logit": logit}

@@ -17,7 +17,8 @@ silence when it was judged, and a label for each frame of the silence from then 
 speaks again (at most up to the long endpoint), from the env (``answer_now``: 1 when the
 assistant should answer now, after a request, a final turn or a pause scene's whole turn; 0
 otherwise: a pause, a gap between one speaker's turns, people talking among themselves), and the
-sound of the turn's end (``fdenv.train.turn_end.sound_descriptor``, 2 decimals); with
+sound of the turn's end (``fdenv.train.turn_end.sound_descriptor``, 2 decimals) and its pitch
+(``pitch_descriptor``); with
 ``--words``, also the recogniser's words of a second recognition of the same audio, each with its
 probability (``benchmarks/turn_end_confidence.py`` reads them). Lines
 are written as each scene ends (``--workers`` processes); a rerun skips scenes already in the
@@ -30,7 +31,8 @@ agent would (answer at the first frame whose probability reaches the threshold) 
 lowest threshold (in steps of 0.01) at which, in each scene set, at most ``--max-early`` of the
 silences that hold a not-to-answer frame are answered on one. It prints the per-frame ROC AUC and
 the rates at that threshold. ``--sound``: the model hears the sound of the turn's end too;
-``--confidence``: it reads the recogniser's confidence in the words (files from ``collect --words``).
+``--confidence``: it reads the recogniser's confidence in the words (files from ``collect --words``);
+``--pitch``: it hears the pitch of the turn's end.
 
 ``calibrate`` picks a checkpoint's threshold again by the same rule, held in every validation
 file (one per room) and scene set at once, and prints what each room alone would pick;
@@ -136,7 +138,7 @@ def label_silences(judged: list[dict], labels: list[dict], follow: int) -> list[
             ys.append(answer_now(labels[j], last[j]))
         out.append({"frame": d["frame"], "text": d["text"], "named": d["named"], "silence_s": d["silence_s"],
                     "expect": labels[f]["expect"], "last_turn": last[f], "labels": ys,
-                    **{k: d[k] for k in ("sound", "words") if k in d}})
+                    **{k: d[k] for k in ("sound", "pitch", "words") if k in d}})
     return out
 
 
@@ -203,9 +205,10 @@ def _rows(path: Path):
         yield i, row
 
 
-def read_lines(path: Path, sound: bool = False, words: bool = False) -> list[dict]:
+def read_lines(path: Path, sound: bool = False, words: bool = False, pitch: bool = False) -> list[dict]:
     """The labelled silences of a ``collect`` file (scenes without one are skipped); ``sound``:
-    each must carry its sound descriptor; ``words``: the recogniser's words (``collect --words``)."""
+    each must carry its sound descriptor; ``words``: the recogniser's words (``collect --words``);
+    ``pitch``: its pitch contour."""
     rows = []
     for i, row in _rows(path):
         if row.get("text") is None:
@@ -218,17 +221,20 @@ def read_lines(path: Path, sound: bool = False, words: bool = False) -> list[dic
         if words and "words" not in row:
             raise ValueError(f"{path}:{i}: no recogniser \"words\", which a model with --confidence needs; collect "
                              "with `collect --words`")
+        if pitch and "pitch" not in row:
+            raise ValueError(f"{path}:{i}: no \"pitch\" contour, which a model with --pitch needs; a file from an "
+                             "older collect? collect again")
         rows.append(row)
     if not rows:
         raise ValueError(f"{path}: no labelled silences; run `python -m fdenv.cli.turn_end collect` first")
     return rows
 
 
-def examples(rows: list[dict]) -> tuple[list[str], list[bool], list[float], list[int], list, list]:
+def examples(rows: list[dict]) -> tuple[list[str], list[bool], list[float], list[int], list, list, list]:
     """One example per frame of each silence: (texts, name flags, silence so far, labels, sound
-    descriptors, recogniser words: one object per silence, shared by its frames; None where the
-    line has none)."""
-    texts, named, silence, labels, sounds, words = [], [], [], [], [], []
+    descriptors, recogniser words, pitch contours: one object per silence, shared by its frames;
+    None where the line has none)."""
+    texts, named, silence, labels, sounds, words, pitches = [], [], [], [], [], [], []
     for r in rows:
         sound = np.asarray(r["sound"], np.float32) if "sound" in r else None
         for i, y in enumerate(r["labels"]):
@@ -238,14 +244,15 @@ def examples(rows: list[dict]) -> tuple[list[str], list[bool], list[float], list
             labels.append(int(y))
             sounds.append(sound)
             words.append(r.get("words"))
-    return texts, named, silence, labels, sounds, words
+            pitches.append(r.get("pitch"))
+    return texts, named, silence, labels, sounds, words, pitches
 
 
 def silence_probs(model, rows: list[dict]) -> list[np.ndarray]:
     """P(answer now) at each frame of each silence (computed once for a sweep of thresholds)."""
     out = []
     for r in rows:
-        z = model.text_logit(r["text"], bool(r["named"]), r.get("sound"), r.get("words"))
+        z = model.text_logit(r["text"], bool(r["named"]), r.get("sound"), r.get("words"), r.get("pitch"))
         out.append(np.array([model.prob_after(z, float(r["silence_s"]) + i * FRAME_S) for i in range(len(r["labels"]))]))
     return out
 
@@ -323,25 +330,26 @@ def log_loss(p: np.ndarray, y: np.ndarray) -> float:
 
 
 def fit_main(train, val, out: Path, max_early: float = 0.05, sound: bool = False, log=print,
-             sets=None, confidence: bool = False) -> dict:
+             sets=None, confidence: bool = False, pitch: bool = False) -> dict:
     """``train``, ``val``: a ``collect`` file or a list of them (say, one per voice back end).
     ``sound``: the model also hears the sound of the turn's end (every line needs its descriptor).
     ``confidence``: it also reads the recogniser's confidence in the words (every line needs its
-    words, ``collect --words``).
+    words, ``collect --words``). ``pitch``: it also hears the pitch of the turn's end.
     ``sets``: train, validate and pick the threshold on these scene sets' silences alone (None:
     all), say a model for a single user without the multi-party data."""
     from ..train.turn_end import fit
 
     train, val = _paths(train), _paths(val)
-    trows = of_sets([row for path in train for row in read_lines(path, sound, confidence)], sets, "--train")
-    vrows = of_sets([row for path in val for row in read_lines(path, sound, confidence)], sets, "--val")
-    tt, tn, ts, ty, tsd, tw = examples(trows)
-    vt, vn, vs, vy, vsd, vw = examples(vrows)
+    trows = of_sets([row for path in train for row in read_lines(path, sound, confidence, pitch)], sets, "--train")
+    vrows = of_sets([row for path in val for row in read_lines(path, sound, confidence, pitch)], sets, "--val")
+    tt, tn, ts, ty, tsd, tw, tp = examples(trows)
+    vt, vn, vs, vy, vsd, vw, vp = examples(vrows)
     vy_ = np.array(vy)
     best = None
     for l2 in L2S:
-        model = fit(tt, tn, ty, ts, l2=l2, sounds=tsd if sound else None, words=tw if confidence else None)
-        p = np.clip(np.array([model.prob(*q) for q in zip(vt, vn, vs, vsd, vw)]), 1e-9, 1 - 1e-9)
+        model = fit(tt, tn, ty, ts, l2=l2, sounds=tsd if sound else None, words=tw if confidence else None,
+                    pitches=tp if pitch else None)
+        p = np.clip(np.array([model.prob(*q) for q in zip(vt, vn, vs, vsd, vw, vp)]), 1e-9, 1 - 1e-9)
         nll = log_loss(p, vy_)
         log(f"l2 {l2}: validation log-loss {nll:.4f}, ROC AUC {roc_auc(p, vy_):.3f} (per frame)")
         if best is None or nll < best[0]:
@@ -377,7 +385,8 @@ def calibrate_main(checkpoint, val, max_early: float = 0.02, out: Path | None = 
     model = load(checkpoint_path(checkpoint))
     val = _paths(val)
     per_file = {path: of_sets([{**row, "file": str(path)} for row in
-                                read_lines(path, model.uses_sound, model.uses_confidence)], sets, "--val")
+                                read_lines(path, model.uses_sound, model.uses_confidence, model.uses_pitch)],
+                                sets, "--val")
                 for path in val}
     rows = [r for rs in per_file.values() for r in rs]
     joint = pick_threshold(model, rows, max_early, group=by_set if pooled else by_file_and_set)
@@ -416,10 +425,10 @@ class PlusColumns:
         self.column_weights = np.asarray(wb[N_FEATURES:-1], np.float64)
         self.prob_after = self.words.prob_after
 
-    def text_logit(self, text: str, named: bool = False, columns=(), words=None) -> float:
+    def text_logit(self, text: str, named: bool = False, columns=(), words=None, pitch=None) -> float:
         return self.words.text_logit(text, named) + float(np.atleast_1d(columns) @ self.column_weights)
 
-    def prob(self, text: str, named: bool, silence_s: float, columns, words=None) -> float:
+    def prob(self, text: str, named: bool, silence_s: float, columns, words=None, pitch=None) -> float:
         return self.prob_after(self.text_logit(text, named, columns), silence_s)
 
 
@@ -429,7 +438,7 @@ def fit_plus_columns(train: list[dict], val: list[dict]) -> PlusColumns:
     from ..train.turn_end import features, fit_logistic
 
     def design(rows):
-        t, n, s, y, c, _ = examples(rows)
+        t, n, s, y, c, *_ = examples(rows)
         x = np.stack([np.concatenate([features(*q), np.atleast_1d(np.asarray(k, np.float64))])
                       for q, k in zip(zip(t, n, s), c)])
         return x, np.array(y, np.float64)
@@ -466,8 +475,8 @@ def rule_row(name: str, model, val: list[dict], max_early: float = 0.05) -> str:
     groups = by_set(val)
     aucs = []
     for s, rows in groups.items():
-        t, n, si, y, d, w = examples(rows)
-        p = np.array([model.prob(*q) for q in zip(t, n, si, d, w)])
+        t, n, si, y, d, w, pc = examples(rows)
+        p = np.array([model.prob(*q) for q in zip(t, n, si, d, w, pc)])
         aucs.append(f"{s} {roc_auc(p, np.array(y)):.3f}")
     thr = pick_threshold(model, val, max_early)
     rule = []
@@ -525,6 +534,7 @@ def main(argv=None) -> None:
     f.add_argument("--sound", action="store_true", help="the model also hears the sound of the turn's end")
     f.add_argument("--confidence", action="store_true",
                    help="the model also reads the recogniser's confidence in the words (files from `collect --words`)")
+    f.add_argument("--pitch", action="store_true", help="the model also hears the pitch of the turn's end")
     f.add_argument("--sets", nargs="+", default=None, choices=list(SETS),
                    help="fit and validate on these scene sets' silences alone (default: all in the files)")
     k = sub.add_parser("calibrate", help="pick a checkpoint's threshold again, in every validation room")
@@ -564,7 +574,7 @@ def main(argv=None) -> None:
             p.error(f"--max-early {args.max_early}: expected a share in [0, 1)")
         try:
             fit_main(args.train, args.val, args.out, args.max_early, args.sound, sets=args.sets,
-                     confidence=args.confidence)
+                     confidence=args.confidence, pitch=args.pitch)
         except ValueError as e:  # a bad or unsuitable file: its name, line and the fix, not a traceback
             p.error(str(e))
 

@@ -14,6 +14,7 @@ F0_MIN, F0_MAX = 60.0, 450.0
 FRAME_S, HOP_S = 0.040, 0.010
 VOICED_CORR = 0.5  # normalised autocorrelation peak above which a frame is voiced
 VOICED_REL_DB = -30.0  # ... and its level within this of the clip's loudest frame
+OCTAVE_COST = 0.05  # per octave down from F0_MAX: of two equal peaks, the shorter period wins
 
 
 def f0_track(x: np.ndarray, sr: int) -> tuple[np.ndarray, np.ndarray]:
@@ -28,10 +29,17 @@ def f0_track(x: np.ndarray, sr: int) -> tuple[np.ndarray, np.ndarray]:
     level = np.sqrt(np.mean(frames ** 2, axis=1))
     loud = level > level.max() * 10 ** (VOICED_REL_DB / 20)
     lo, hi = int(sr / F0_MAX), int(sr / F0_MIN)
-    spec = np.fft.rfft(frames * np.hanning(n), 2 * n, axis=1)
+    window = np.hanning(n)
+    spec = np.fft.rfft(frames * window, 2 * n, axis=1)
     ac = np.fft.irfft(np.abs(spec) ** 2, axis=1)[:, : hi + 2]
     ac = ac / np.maximum(ac[:, :1], 1e-12)
-    lag = lo + np.argmax(ac[:, lo : hi + 1], axis=1)
+    # the window's own autocorrelation tapers long lags, so a low voice's period peak fell under the
+    # voicing threshold and the octave above won; dividing it out puts every period's peak near 1
+    # (Boersma 1993), and a small cost per octave down picks the period, not its multiples
+    ac_w = np.fft.irfft(np.abs(np.fft.rfft(window, 2 * n)) ** 2)[: hi + 2]
+    ac = ac / np.maximum(ac_w / ac_w[0], 0.05)
+    lags = np.arange(lo, hi + 1)
+    lag = lo + np.argmax(ac[:, lo : hi + 1] - OCTAVE_COST * np.log2(lags / lo), axis=1)
     peak = ac[np.arange(len(lag)), lag]
     # parabolic interpolation of the peak for sub-sample lags
     a, b, c = ac[np.arange(len(lag)), lag - 1], peak, ac[np.arange(len(lag)), np.minimum(lag + 1, ac.shape[1] - 1)]

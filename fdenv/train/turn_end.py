@@ -29,7 +29,11 @@ words it ends on (``confidence_features``: ``N_CONFIDENCE`` more columns from th
 probabilities; ``fit(..., words=...)``). Fitted on every scene set, neither answers sooner, so the
 default shipped model (``words``) has neither. Together, on a single user's silences, they answer
 most turn ends at the first look: the shipped ``single_user`` model (``SHIPPED``; docs/training.md,
-"The recogniser's confidence, and a model for a single user").
+"The recogniser's confidence, and a model for a single user"). A model may also hear the pitch of
+the turn's end (``pitch_descriptor``: the F0 contour of its last 1.2 s against the turn's
+register; ``pitch_features``: ``N_PITCH`` more columns; ``fit(..., pitches=...)``); beside the
+sound and the confidence it added nothing on validation, so no shipped model has it
+(docs/training.md, "The pitch of the turn's end, tried").
 """
 
 from __future__ import annotations
@@ -133,6 +137,57 @@ def confidence_features(text: str, words) -> np.ndarray:
     return np.array([probs[-1], probs[-1] if closed else 0.0, min(probs[-3:])])
 
 
+# The pitch of the turn's end. A phrase cut by a pause holds its pitch up to its last word; a
+# finished statement falls to the speaker's floor and a yes/no question rises (the prosodic cues of
+# end of turn: Ferrer, Shriberg & Stolcke 2002, "Is the speaker done yet?"; Gravano & Hirschberg
+# 2011, "Turn-taking cues in task-oriented dialogue"). The contour is the F0 of the turn's last
+# PITCH_FRAMES 10 ms frames up to the decision, in semitones against the turn's median F0 (so the
+# speaker's register drops out), None where unvoiced (fdenv.render.prosody.f0_track).
+PITCH_FRAMES = 120  # the last 1.2 s: the decision comes 0.25 s into the silence
+PITCH_REGISTER_S = 8.0  # the turn's register (median F0) from at most its last 8 s: a bounded cost
+PITCH_TAIL_S = (0.15, 0.4)  # the end's level: voiced frames this close to the last one; its slope: this close
+N_PITCH = 4
+
+
+def pitch_descriptor(windows: list[np.ndarray]) -> list[float | None]:
+    """``PITCH_FRAMES`` values: the F0 contour of the end of a turn (``windows``: its 32 ms windows
+    at 16 kHz so far, oldest first), semitones against the median voiced F0 of its last
+    ``PITCH_REGISTER_S``, None where a frame is unvoiced; all None when too few frames are voiced
+    for a median."""
+    from fdenv.render.prosody import f0_track
+
+    if not windows:
+        raise ValueError("pitch_descriptor: no audio windows")
+    recent = windows[-int(PITCH_REGISTER_S * SOUND_RATE / SOUND_WINDOW):]
+    _, f0 = f0_track(np.concatenate([np.asarray(w, np.float64) for w in recent]), SOUND_RATE)
+    voiced = ~np.isnan(f0)
+    tail = np.full(PITCH_FRAMES, np.nan)
+    if voiced.sum() >= 5:
+        st = 12 * np.log2(f0 / np.median(f0[voiced]))
+        n = min(PITCH_FRAMES, len(st))
+        tail[PITCH_FRAMES - n:] = st[len(st) - n:]
+    return [None if np.isnan(v) else round(float(v), 2) for v in tail]
+
+
+def pitch_features(descriptor) -> np.ndarray:
+    """A ``pitch_descriptor`` as the model's ``N_PITCH`` columns: whether the end is voiced, the
+    level of its last ``PITCH_TAIL_S[0]`` s of voicing (semitones against the turn's median), its
+    size, and the slope over the last ``PITCH_TAIL_S[1]`` s (semitones per 100 ms); zeros (bar the
+    first) when fewer than 3 of those frames are voiced."""
+    d = np.array([np.nan if v is None else v for v in descriptor], np.float64)
+    if d.shape != (PITCH_FRAMES,):
+        raise ValueError(f"pitch_features: a descriptor of {d.shape[0] if d.ndim == 1 else d.shape} values, "
+                         f"expected {PITCH_FRAMES}")
+    at = np.flatnonzero(~np.isnan(d))
+    if len(at) < 3:
+        return np.zeros(N_PITCH)
+    level_at = at[at >= at[-1] - round(PITCH_TAIL_S[0] * 100)]
+    slope_at = at[at >= at[-1] - round(PITCH_TAIL_S[1] * 100)]
+    level = float(np.clip(np.median(d[level_at]), -12, 12))
+    slope = float(np.clip(np.polyfit(slope_at / 10, d[slope_at], 1)[0], -6, 6)) if len(slope_at) >= 3 else 0.0
+    return np.array([1.0, level / 6, abs(level) / 6, slope / 3])
+
+
 @functools.lru_cache(maxsize=1)
 def _sound_filterbank() -> np.ndarray:
     from .features import mel_filterbank
@@ -177,8 +232,10 @@ class TurnEndModel:
     hears the sound of the turn's end (``uses_sound``), then ``N_CONFIDENCE`` for one that also
     reads the recogniser's confidence in the words (``uses_confidence``)."""
 
-    LAYOUTS = {0: (False, False), N_SOUND: (True, False), N_CONFIDENCE: (False, True),
-               N_SOUND + N_CONFIDENCE: (True, True)}
+    # the columns after the words' and silence's: (sound, confidence, pitch) by their count (each
+    # sum is distinct)
+    LAYOUTS = {N_SOUND * s + N_CONFIDENCE * c + N_PITCH * p: (bool(s), bool(c), bool(p))
+               for s in (0, 1) for c in (0, 1) for p in (0, 1)}
 
     def __init__(self, weights: np.ndarray, bias: float, threshold: float = 0.5, meta: dict | None = None):
         weights = np.asarray(weights, np.float64)
@@ -186,19 +243,22 @@ class TurnEndModel:
         if extra not in self.LAYOUTS:
             raise ValueError(f"turn-end model: {weights.shape[0] if weights.ndim == 1 else weights.shape} weights, "
                              f"the features have {N_FEATURES} (plus {N_SOUND} with the sound, {N_CONFIDENCE} with "
-                             "the recogniser's confidence); retrain it with this version of fdenv")
+                             f"the recogniser's confidence, {N_PITCH} with the pitch); retrain it with this version of "
+                             "fdenv")
         self.weights, self.bias, self.threshold = weights, float(bias), float(threshold)
-        self.uses_sound, self.uses_confidence = self.LAYOUTS[extra]
+        self.uses_sound, self.uses_confidence, self.uses_pitch = self.LAYOUTS[extra]
         self.meta = dict(meta or {})
 
-    def prob(self, text: str, named: bool = False, silence_s: float = 0.0, sound=None, words=None) -> float:
-        return self.prob_after(self.text_logit(text, named, sound, words), silence_s)
+    def prob(self, text: str, named: bool = False, silence_s: float = 0.0, sound=None, words=None,
+             pitch=None) -> float:
+        return self.prob_after(self.text_logit(text, named, sound, words, pitch), silence_s)
 
-    def text_logit(self, text: str, named: bool = False, sound=None, words=None) -> float:
+    def text_logit(self, text: str, named: bool = False, sound=None, words=None, pitch=None) -> float:
         """The part of the logit fixed within a silence, computed once per silence: the words', and
         for a model that ``uses_sound`` the sound's (``sound``: a ``sound_descriptor``), for one that
         ``uses_confidence`` the recogniser's confidence (``words``: its ``(word, probability)``
-        pairs of ``text``)."""
+        pairs of ``text``), for one that ``uses_pitch`` the pitch's (``pitch``: a
+        ``pitch_descriptor``)."""
         z = float(text_features(text, named) @ self.weights[:N_TEXT] + self.bias)
         at = N_FEATURES
         if self.uses_sound:
@@ -210,7 +270,12 @@ class TurnEndModel:
             if words is None:
                 raise ValueError("turn-end model: it reads the recogniser's confidence; pass the words with their "
                                  "probabilities")
-            z += float(confidence_features(text, words) @ self.weights[at:])
+            z += float(confidence_features(text, words) @ self.weights[at:at + N_CONFIDENCE])
+            at += N_CONFIDENCE
+        if self.uses_pitch:
+            if pitch is None:
+                raise ValueError("turn-end model: it hears the pitch of the turn's end; pass its pitch_descriptor")
+            z += float(pitch_features(pitch) @ self.weights[at:at + N_PITCH])
         return z
 
     def prob_after(self, text_logit: float, silence_s: float) -> float:
@@ -223,6 +288,7 @@ class TurnEndModel:
                                           "sound": self.uses_sound, "confidence": self.uses_confidence,
                                           "threshold": self.threshold,
                                           "bias": self.bias, "weights": [round(float(w), 6) for w in self.weights],
+                                          **({"pitch": True} if self.uses_pitch else {}),
                                           "meta": self.meta}, indent=1))
 
 
@@ -245,19 +311,23 @@ def load(path: str | Path) -> TurnEndModel:
 
 
 def fit(texts: list[str], named: list[bool], labels: list[int], silence_s: list[float] | None = None,
-        l2: float = 1.0, sounds: list | None = None, words: list | None = None) -> TurnEndModel:
+        l2: float = 1.0, sounds: list | None = None, words: list | None = None,
+        pitches: list | None = None) -> TurnEndModel:
     """Logistic regression with an L2 penalty ``l2`` (on the weights, not the bias), fitted with
     L-BFGS: deterministic, so the same data gives the same checkpoint. One example per (transcript,
     silence so far, label); ``silence_s`` None: all at no silence. ``sounds``: each example's
     ``sound_descriptor`` (examples of one silence may share one object), for a model that hears
     the sound; ``words``: each example's recogniser words with their probabilities, for one that
-    reads the recogniser's confidence; None for words and silence alone."""
+    reads the recogniser's confidence; ``pitches``: each example's ``pitch_descriptor``, for one
+    that hears the pitch; None for words and silence alone."""
     silence_s = [0.0] * len(labels) if silence_s is None else silence_s
-    counts = [len(texts), len(named), len(silence_s), len(labels)] + [len(x) for x in (sounds, words) if x is not None]
+    counts = [len(texts), len(named), len(silence_s), len(labels)] + [len(x) for x in (sounds, words, pitches)
+                                                                      if x is not None]
     if len(set(counts)) != 1:
         raise ValueError(f"fit: {len(texts)} texts, {len(named)} name flags, {len(silence_s)} silences, "
                          f"{len(labels)} labels{'' if sounds is None else f', {len(sounds)} sounds'}"
-                         f"{'' if words is None else f', {len(words)} word lists'}; expected one each")
+                         f"{'' if words is None else f', {len(words)} word lists'}"
+                         f"{'' if pitches is None else f', {len(pitches)} pitch contours'}; expected one each")
     y = np.asarray(labels, np.float64)
     if not np.isin(y, (0, 1)).all() or len(np.unique(y)) < 2:
         raise ValueError("fit: labels must be 0 and 1, with both present")
@@ -271,6 +341,9 @@ def fit(texts: list[str], named: list[bool], labels: list[int], silence_s: list[
         sure: dict = {}
         rows = [np.concatenate([r, _memo(sure, (t, id(w)), lambda: confidence_features(t, w))])
                 for r, t, w in zip(rows, texts, words)]
+    if pitches is not None:
+        tuned: dict = {}
+        rows = [np.concatenate([r, _memo(tuned, id(d), lambda: pitch_features(d))]) for r, d in zip(rows, pitches)]
     x = np.stack(rows).astype(np.float64)
     wb = fit_logistic(x, y, l2)
     return TurnEndModel(wb[:-1], wb[-1], meta={"examples": len(y), "positives": int(y.sum()), "l2": l2})

@@ -1,0 +1,85 @@
+"""Does the pitch of a turn's end help the turn-end model, beside the words, the silence, the
+sound and the recogniser's confidence?
+
+    python benchmarks/turn_end_pitch.py --train runs/tp/train_k.jsonl --val runs/tp/val_k_s0.jsonl \\
+        [--sets pause turn_taking] [--max-early 0.02]
+
+The files are ``python -m fdenv.cli.turn_end collect --words``'s, which keep each judged
+silence's ``fdenv.train.turn_end.pitch_descriptor`` (the F0 of the turn's last 1.2 s up to the
+decision, in semitones against the turn's median). A phrase cut by a pause holds its pitch; a
+statement's end falls and a yes/no question's rises (``pitch_features``: voiced or not, the end's
+level, its size, its slope). First, how the classes differ: per kind of silence, the share whose
+end is voiced and the median level and slope. Then four models, each fitted on the train files
+and scored on the validation files: ``shipped single_user`` as it is; ``words + sound +
+confidence`` (its recipe, fitted on these files); the same ``+ pitch``; and ``words + pitch``. For
+each: the per-frame ROC AUC in each scene set, and the agent's rule on the validation silences at
+the threshold ``fit`` would pick with ``--max-early`` (the single-user model's 2 %): per set, the
+share of not-to-answer silences answered early and of the assistant's answered early, at a median
+silence. Deterministic.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+MODELS = (("words + sound + confidence", dict(sound=True, confidence=True)),
+          ("words + sound + confidence + pitch", dict(sound=True, confidence=True, pitch=True)),
+          ("words + pitch", dict(pitch=True)))
+
+
+def contrast(rows: list[dict]) -> list[str]:
+    """Per kind of silence (a pause inside the turn, another silence not to answer, the
+    assistant's), how many, the share whose end is voiced, and the median level and slope of
+    those (semitones; per 100 ms)."""
+    from fdenv.train.turn_end import pitch_features
+
+    kinds = {"pause inside a turn": lambda r: r["labels"][0] == 0 and r.get("last_turn") == "pause",
+             "other, not to answer": lambda r: r["labels"][0] == 0 and r.get("last_turn") != "pause",
+             "the assistant's": lambda r: r["labels"][0] == 1}
+    out = []
+    for name, of_kind in kinds.items():
+        f = np.array([pitch_features(r["pitch"]) for r in rows if of_kind(r)]).reshape(-1, 4)
+        voiced = f[f[:, 0] == 1]
+        if len(voiced):
+            out.append(f"{name}: {len(f)} silences, {len(voiced) / len(f):.0%} voiced at the end; level "
+                       f"{np.median(voiced[:, 1]) * 6:+.1f} st, slope {np.median(voiced[:, 3]) * 3:+.2f} st per 100 ms")
+        else:
+            out.append(f"{name}: {len(f)} silences, none voiced at the end")
+    return out
+
+
+def main(argv=None) -> None:
+    from fdenv.cli.turn_end import RULE_HEADER, SETS, fit_main, of_sets, read_lines, rule_row
+    from fdenv.train import turn_end as te
+
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--train", nargs="+", required=True, type=Path)
+    ap.add_argument("--val", nargs="+", required=True, type=Path)
+    ap.add_argument("--sets", nargs="+", default=None, choices=list(SETS))
+    ap.add_argument("--max-early", type=float, default=0.02)
+    args = ap.parse_args(argv)
+    train, val = (of_sets([r for p in paths for r in read_lines(p, True, True, True)], args.sets, option)
+                  for paths, option in ((args.train, "--train"), (args.val, "--val")))
+    print(f"{len(train)} train silences, {len(val)} validation silences")
+    for line in contrast(train):
+        print(f"train, {line}")
+    print(RULE_HEADER)
+    print(rule_row("shipped single_user", te.load(te.checkpoint_path("single_user")), val, args.max_early), flush=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, columns in MODELS:
+            fit_main(args.train, args.val, Path(tmp) / "m.json", log=lambda line: None, sets=args.sets, **columns)
+            model = te.load(Path(tmp) / "m.json")
+            if model.uses_pitch:
+                name += f" (pitch weights {', '.join(f'{w:+.2f}' for w in model.weights[-te.N_PITCH:])})"
+            print(rule_row(name, model, val, args.max_early), flush=True)
+
+
+if __name__ == "__main__":
+    main()

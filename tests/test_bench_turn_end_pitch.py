@@ -1,0 +1,62 @@
+"""``benchmarks/turn_end_pitch.py``: the pitch of the turn's end as more columns of the turn-end
+model. Hand-made silences: the words, sound and confidence are the same; only the pitch (a fall at
+the assistant's silences, held at the pauses) tells them apart."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from fdenv.train import turn_end as te
+
+from .helpers import benchmark, collect_files
+from .test_turn_end import _voiced_windows
+
+
+@pytest.fixture(scope="module")
+def bench():
+    return benchmark("turn_end_pitch")
+
+
+@pytest.fixture(scope="module")
+def contours():
+    return {end: [te.pitch_descriptor(_voiced_windows(1.5, end, f0=120 + 7 * i, seed=i)) for i in range(6)]
+            for end in ("held", "fall")}
+
+
+def _rows(n, seed, contours):
+    rows = []
+    for i in range(n):
+        end = i % 2
+        rows.append({"set": "pause", "scene_id": f"s{seed}-{i}", "text": "Could you add milk?", "named": False,
+                     "silence_s": 0.256, "labels": [end] * 3, "last_turn": "final" if end else "pause",
+                     "words": [["Could", 0.9], ["you", 0.99], ["add", 0.95], ["milk?", 0.9]],
+                     "sound": np.zeros((te.SOUND_WINDOWS, te.SOUND_BANDS)).tolist(),
+                     "pitch": contours["fall" if end else "held"][(i // 2 + seed) % 6]})
+    return rows
+
+
+def test_the_benchmark_learns_what_only_the_pitch_tells(bench, contours, tmp_path, capsys):
+    bench.main(collect_files(tmp_path, _rows(60, 0, contours), _rows(30, 1, contours)))
+    out = capsys.readouterr().out
+    assert out.startswith("60 train silences, 30 validation silences")
+    held, = [line for line in out.splitlines() if line.startswith("train, pause inside a turn")]
+    fall, = [line for line in out.splitlines() if line.startswith("train, the assistant's")]
+    assert "30 silences, 100% voiced" in held and "30 silences, 100% voiced" in fall
+    assert float(held.split("level ")[1].split(" st")[0]) == pytest.approx(0.0, abs=0.5)
+    assert float(fall.split("level ")[1].split(" st")[0]) < -3.5
+    rows = {line.split(" | ")[0].split(" (")[0]: line for line in out.splitlines() if line.startswith("| ")}
+    assert "pause 0.500" in rows["| words + sound + confidence"]  # nothing but the pitch differs
+    for model in ("| words + sound + confidence + pitch", "| words + pitch"):
+        assert "pause 1.000" in rows[model] and "pitch weights" in rows[model]
+        assert "pause: 0.000 / 1.00 at 0.26 s" in rows[model]  # every end at the first look, no pause
+
+
+def test_files_without_the_pitch_are_named(bench, contours, tmp_path):
+    rows = _rows(4, 0, contours)
+    del rows[2]["pitch"]
+    (tmp_path / "old.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    with pytest.raises(ValueError, match=r"old.jsonl:3: no \"pitch\" contour.*collect again"):
+        bench.main(["--train", str(tmp_path / "old.jsonl"), "--val", str(tmp_path / "old.jsonl")])
