@@ -130,27 +130,19 @@ class TurnDetectorAgent(CascadeAgent):
         and its part of the logit, kept on the turn; an entry in ``stats()["judged"]``."""
         text = self._transcribe(turn)
         named = name_heard(text, self.assistant_name)
-        sound = None
-        if self.record_sound or self.turn_end.uses_sound:
-            from fdenv.train.turn_end import sound_descriptor
+        from fdenv.train.turn_end import pitch_descriptor, sound_descriptor
 
-            sound = sound_descriptor(turn["audio"])
+        sound = sound_descriptor(turn["audio"]) if self.record_sound or self.turn_end.uses_sound else None
+        pitch = pitch_descriptor(turn["audio"]) if self.record_sound or self.turn_end.uses_pitch else None
         words = self._transcribe_words(turn) if self.record_words or self.turn_end.uses_confidence else None
-        pitch = None
-        if self.turn_end.uses_pitch:
-            from fdenv.train.turn_end import pitch_descriptor
-
-            pitch = pitch_descriptor(turn["audio"])
         logit = self.turn_end.text_logit(text, named, sound, words, pitch)
         silence_s = turn["silence_ms"] / 1000
         self._stats["judged"].append({"frame": self._k, "t_s": round(self._windows * WINDOW_MS / 1000, 3),
                                       "silence_s": round(silence_s, 3), "text": text, "named": named,
                                       "p": round(self.turn_end.prob_after(logit, silence_s), 4)})
         if self.record_sound:
-            from fdenv.train.turn_end import pitch_descriptor
-
             self._stats["judged"][-1]["sound"] = np.round(sound, 2).tolist()
-            self._stats["judged"][-1]["pitch"] = pitch if pitch is not None else pitch_descriptor(turn["audio"])
+            self._stats["judged"][-1]["pitch"] = pitch
         if self.record_words:
             self._stats["judged"][-1]["words"] = [[w, round(p, 3)] for w, p in words]
         turn["judged"] = {"text": text, "logit": logit}

@@ -230,7 +230,8 @@ class TurnEndModel:
     threshold chosen on validation (the agent's default). ``meta``: what it was trained on.
     ``weights``: ``N_FEATURES`` of them (words and silence), then ``N_SOUND`` for a model that also
     hears the sound of the turn's end (``uses_sound``), then ``N_CONFIDENCE`` for one that also
-    reads the recogniser's confidence in the words (``uses_confidence``)."""
+    reads the recogniser's confidence in the words (``uses_confidence``), then ``N_PITCH`` for one
+    that also hears the pitch of the turn's end (``uses_pitch``)."""
 
     # the columns after the words' and silence's: (sound, confidence, pitch) by their count (each
     # sum is distinct)
