@@ -570,3 +570,44 @@ def test_whisper_words_are_the_transcripts_words_with_their_probabilities():
         assert plain and "".join(w for w, _ in words).startswith("".join(plain)), (plain, words)
         assert all(0.0 < p <= 1.0 for _, p in words)
     assert recogniser.transcribe_words(np.zeros(SR, np.float32)) == []
+
+
+def test_the_filler_prompt_is_written_with_fillers_and_reaches_the_recogniser():
+    from fdenv_agents.cascade.asr import name_prompt
+
+    assert name_prompt("Aria") == "Aria is the assistant." and name_prompt(None) is None
+    assert name_prompt("Aria", fillers=True) == "Um, so, uh, Aria is the assistant, er, hmm."
+    assert name_prompt(None, fillers=True) == "Um, so, uh, er, hmm."
+    prompts = []
+
+    class Heard:
+        def transcribe(self, audio16k, prompt=None):
+            prompts.append(prompt)
+            return "Could you help me?"
+
+    for fillers in (False, True):
+        agent = CascadeAgent(transcriber=Heard(), filler_prompt=fillers)
+        rollout(RoomEnv(scene=scene([{"speaker": "Ann", "text": "Could you help me?", "label": "final"}],
+                                    kind="turn_taking", speakers=("Ann",)), behaviour="paper"), agent)
+        assert agent.config()["filler_prompt"] is fillers
+        assert prompts and all(p == name_prompt(agent.assistant_name, fillers) for p in prompts), prompts
+        prompts.clear()
+
+
+@pytest.mark.slow
+def test_with_the_filler_prompt_whisper_writes_the_fillers_it_hears():
+    """Whisper leaves a filler out of a fluent prompt's transcript (or hears it as a word); with
+    the prompt written with fillers it writes them: real Kokoro speech, the real recogniser."""
+    from fdenv.render import Renderer
+    from fdenv.train.turn_end import bare_words
+    from fdenv_agents.cascade.asr import WhisperTranscriber, name_prompt
+
+    r, recogniser = Renderer("kokoro", SR), WhisperTranscriber()
+    fillers = {"um", "uh", "er", "erm", "hmm"}
+    ends = {True: [], False: []}
+    for text in ("What's a good exercise for, um,", "How do I get to, um,"):
+        audio = np.concatenate([r.clip(text, r.voices[0]), np.zeros(SR // 4, np.float32)])
+        for prompt in ends:
+            ends[prompt].append(bare_words(recogniser.transcribe(audio, name_prompt("Aria", prompt)))[-1])
+    assert all(w in fillers for w in ends[True]), ends
+    assert not all(w in fillers for w in ends[False]), ends

@@ -219,3 +219,24 @@ def test_a_model_that_reads_the_confidence_needs_a_transcriber_that_gives_it():
     with pytest.raises(ValueError, match="single_user reads the recogniser's confidence.*TextOnly has no transcribe_words"):
         TurnDetectorAgent(checkpoint="single_user", transcriber=TextOnly())
     TurnDetectorAgent(transcriber=TextOnly())  # the default model reads words and silence alone
+
+
+def test_the_recognisers_prompt_follows_the_checkpoint_unless_set():
+    """A model fitted on transcripts made with the filler prompt (``collect --filler-prompt``; its
+    ``meta["filler_prompt"]``) is judged on transcripts made the same way; the knob overrides."""
+    prompts = []
+
+    class Heard:
+        def transcribe(self, audio16k, prompt=None):
+            prompts.append(prompt)
+            return CONTEXT
+
+    fluent, filled = constant(-50.0), constant(-50.0)
+    filled.meta["filler_prompt"] = True
+    for model, knob, expected in ((fluent, None, False), (filled, None, True), (filled, False, False),
+                                  (fluent, True, True)):
+        agent = TurnDetectorAgent(model=model, transcriber=Heard(), filler_prompt=knob)
+        rollout(RoomEnv(scene=TWO_TURNS, behaviour="paper"), agent)
+        assert agent.config()["filler_prompt"] is expected
+        assert prompts and all(("Um, so, uh" in p) is expected for p in prompts), prompts
+        prompts.clear()

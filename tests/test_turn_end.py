@@ -264,6 +264,25 @@ def test_fit_reads_several_files_as_one_and_reports_each_set(tmp_path):
         == two["validation"]["negatives"]
 
 
+def test_a_model_fitted_on_filler_prompt_transcripts_says_so_and_prompts_are_not_mixed(tmp_path):
+    texts, named, labels = _toy()
+    lines = [{"set": "pause", "scene_id": f"s{i}", "text": t, "named": n, "silence_s": 0.256, "labels": [y] * 2,
+              "filler_prompt": True} for i, (t, n, y) in enumerate(zip(texts, named, labels))]
+    (tmp_path / "f.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
+    cli.fit_main(tmp_path / "f.jsonl", tmp_path / "f.jsonl", tmp_path / "f.json", log=lambda line: None)
+    assert te.load(tmp_path / "f.json").meta["filler_prompt"] is True
+    for r in lines[::2]:
+        del r["filler_prompt"]
+    (tmp_path / "mixed.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
+    with pytest.raises(ValueError, match="some lines were collected with --filler-prompt and some without"):
+        cli.fit_main(tmp_path / "mixed.jsonl", tmp_path / "f.jsonl", tmp_path / "m.json", log=lambda line: None)
+    for r in lines:
+        r.pop("filler_prompt", None)
+    (tmp_path / "plain.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
+    cli.fit_main(tmp_path / "plain.jsonl", tmp_path / "plain.jsonl", tmp_path / "p.json", log=lambda line: None)
+    assert "filler_prompt" not in te.load(tmp_path / "p.json").meta
+
+
 def test_unreadable_lines_are_named(tmp_path):
     (tmp_path / "x.jsonl").write_text('{"scene_id": "a", "text": null}\n{oops\n')
     with pytest.raises(ValueError, match=r"x.jsonl:2"):
@@ -586,7 +605,7 @@ def test_a_second_collect_in_the_same_process_gets_its_own_settings(monkeypatch)
         endpoint_silence_ms = 1600
 
         def __init__(self, **kw):
-            made.append(("agent", kw["tts"], kw["min_endpoint_ms"]))
+            made.append(("agent", kw["tts"], kw["min_endpoint_ms"], kw["filler_prompt"]))
             self.record_words = None
 
         def stats(self):
@@ -600,12 +619,14 @@ def test_a_second_collect_in_the_same_process_gets_its_own_settings(monkeypatch)
     monkeypatch.setattr(cli, "play_episode", lambda env, agent, options, seed: [])
     monkeypatch.setattr(cli, "_worker", {})
     seen = []
-    for tts, ms, words in (("espeak", 250, False), ("espeak", 250, True), ("kokoro", 250, True), ("kokoro", 300, True)):
-        cli.play_scene(("pause", "pause-0003"), "val", 0, ms, tts, words)
-        seen.append(next(a for k, a in cli._worker.items() if k == ("agent", tts, ms)).record_words)
-    assert seen == [False, True, True, True]
-    assert made == [("env", "espeak"), ("agent", "espeak", 250), ("env", "kokoro"), ("agent", "kokoro", 250),
-                    ("agent", "kokoro", 300)]
+    for tts, ms, words, fillers in (("espeak", 250, False, False), ("espeak", 250, True, False),
+                                    ("kokoro", 250, True, False), ("kokoro", 300, True, False),
+                                    ("kokoro", 300, True, True)):
+        cli.play_scene(("pause", "pause-0003"), "val", 0, ms, tts, words, filler_prompt=fillers)
+        seen.append(next(a for k, a in cli._worker.items() if k == ("agent", tts, ms, fillers)).record_words)
+    assert seen == [False, True, True, True, True]
+    assert made == [("env", "espeak"), ("agent", "espeak", 250, False), ("env", "kokoro"),
+                    ("agent", "kokoro", 250, False), ("agent", "kokoro", 300, False), ("agent", "kokoro", 300, True)]
 
 
 def test_collect_in_a_condition_plays_every_scene_in_that_room(monkeypatch):
@@ -623,7 +644,7 @@ def test_collect_in_a_condition_plays_every_scene_in_that_room(monkeypatch):
             return {"judged": [{"frame": 0, "text": "hi", "named": False, "silence_s": 0.256}]}
 
     monkeypatch.setattr(cli, "_worker", {("env", "pause", "val", "espeak"): None,
-                                         ("agent", "espeak", 250): Agent()})
+                                         ("agent", "espeak", 250, False): Agent()})
     monkeypatch.setattr(cli, "play_episode",
                         lambda env, agent, options, seed: seen.append(options) or [_silent_frame()])
     office = cli.play_scene(("pause", "pause-0003"), "val", 0, 250, "espeak", condition="office_noise_echo")

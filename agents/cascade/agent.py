@@ -92,6 +92,7 @@ class CascadeAgent(Agent):
         model: str = "tiny.en",
         beam_size: int = 1,
         name_prompt: bool = True,
+        filler_prompt: bool = False,
         responder: str = "offline",
         claude_model: str = DEFAULT_CLAUDE_MODEL,
         assistant_name: str | None = None,
@@ -142,6 +143,7 @@ class CascadeAgent(Agent):
         self.model = str(model)
         self.beam_size = int(beam_size)
         self.name_prompt = bool(name_prompt)
+        self.filler_prompt = bool(filler_prompt)
         self.responder_kind = responder
         self.claude_model = claude_model
         self.assistant_name_knob = assistant_name
@@ -179,6 +181,7 @@ class CascadeAgent(Agent):
             "asr": getattr(self.transcriber, "name", type(self.transcriber).__name__),
             "beam_size": self.beam_size,
             "name_prompt": self.name_prompt,
+            "filler_prompt": self.filler_prompt,
             "responder": self.responder_kind,
             "responder_used": self.responder.name,
             "claude_model": self.claude_model,
@@ -389,7 +392,7 @@ class CascadeAgent(Agent):
 
     def _recognise(self, turn: dict, how):
         t0 = time.perf_counter()
-        prompt = name_prompt(self.assistant_name) if self.name_prompt else None
+        prompt = name_prompt(self.assistant_name if self.name_prompt else None, self.filler_prompt)
         out = how(np.concatenate(turn["audio"]), prompt)
         self._stats["asr_s"] += time.perf_counter() - t0
         return out

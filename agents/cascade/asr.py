@@ -19,10 +19,15 @@ import os
 import numpy as np
 
 
-def name_prompt(name: str) -> str:
+def name_prompt(name: str | None, fillers: bool = False) -> str | None:
     """Whisper's initial prompt for an assistant called ``name`` (the cascade's, and what
-    ``benchmarks/bench_intelligibility.py --names`` measures)."""
-    return f"{name} is the assistant."
+    ``benchmarks/bench_intelligibility.py --names`` measures); None: no name. ``fillers``: the
+    prompt is written with fillers, so that the recogniser writes the ones it hears (Whisper
+    leaves "um", "uh" out of a fluent prompt's transcripts; a filler before a silence says the
+    speaker holds the floor: Clark and Fox Tree 2002, "Using uh and um in spontaneous speaking")."""
+    if fillers:
+        return f"Um, so, uh, {name} is the assistant, er, hmm." if name else "Um, so, uh, er, hmm."
+    return f"{name} is the assistant." if name else None
 
 
 FILTER_THRESHOLD = 0.15  # speech probability under which faster-whisper's VAD filter drops audio

@@ -72,7 +72,7 @@ def _scene_tasks(split: str, sets, limit: int | None) -> list[tuple[str, str]]:
 
 
 def play_scene(task: tuple[str, str], split: str, seed: int, min_endpoint_ms: float, tts: str,
-               words: bool = False, condition: str | None = None) -> list[dict]:
+               words: bool = False, condition: str | None = None, filler_prompt: bool = False) -> list[dict]:
     """One scene's judged silences, labelled (see the module docstring); the env and the agent
     are made once per worker process. ``condition``: one of the comparison's rooms
     (``fdenv.train.frontier.CONDITIONS``) instead of a drawn one, its placement from the seed and
@@ -85,13 +85,14 @@ def play_scene(task: tuple[str, str], split: str, seed: int, min_endpoint_ms: fl
 
     set_name, scene_id = task
     # kept per worker process, under every setting they are made with (one process may collect twice)
-    env_key, agent_key = ("env", set_name, split, tts), ("agent", tts, min_endpoint_ms)
+    env_key, agent_key = ("env", set_name, split, tts), ("agent", tts, min_endpoint_ms, filler_prompt)
     if env_key not in _worker:
         _worker[env_key] = RoomEnv(scene_set=set_name, split=split, tts=tts)
     if agent_key not in _worker:  # never early: every silence is judged, the turn ends at the long endpoint
         _worker[agent_key] = TurnDetectorAgent(model=TurnEndModel(np.zeros(N_FEATURES), -50.0, threshold=1.0),
                                                min_endpoint_ms=min_endpoint_ms,
-                                               endpoint_silence_ms=COLLECT_ENDPOINT_MS, tts=tts)
+                                               endpoint_silence_ms=COLLECT_ENDPOINT_MS, tts=tts,
+                                               filler_prompt=filler_prompt)
         _worker[agent_key].record_sound = True
     env, agent = _worker[env_key], _worker[agent_key]
     agent.record_words = words
@@ -104,7 +105,7 @@ def play_scene(task: tuple[str, str], split: str, seed: int, min_endpoint_ms: fl
         options = {"scene": scene_id, "room": room}
     labels = play_episode(env, agent, options, seed)
     follow = int(np.ceil((agent.endpoint_silence_ms - min_endpoint_ms) / 1000 / FRAME_S))
-    where = {} if condition is None else {"condition": condition}
+    where = ({} if condition is None else {"condition": condition}) | ({"filler_prompt": True} if filler_prompt else {})
     return [{"set": set_name, "scene_id": scene_id, "room": room, **where, **silence}
             for silence in label_silences(agent.stats()["judged"], labels, follow)]
 
@@ -157,7 +158,7 @@ def _play(args):
 
 def collect(split: str, out: Path, sets=SETS, limit: int | None = None, seed: int = 0, workers: int = 1,
             min_endpoint_ms: float = 250, tts: str = "espeak", words: bool = False, condition: str | None = None,
-            log=lambda line: print(line, flush=True)) -> int:
+            log=lambda line: print(line, flush=True), filler_prompt: bool = False) -> int:
     """Labelled decisions of the split's scenes appended to ``out`` (scenes already there are
     skipped); returns the number of scenes played. ``condition``: every scene in that room of the
     comparison (``fdenv.train.frontier.CONDITIONS``) instead of a drawn one."""
@@ -165,7 +166,7 @@ def collect(split: str, out: Path, sets=SETS, limit: int | None = None, seed: in
         raise ValueError(f"condition {condition!r}: valid are {list(CONDITIONS)}")
     done = {row["scene_id"] for _, row in _rows(out)} if out.exists() else set()
     out.parent.mkdir(parents=True, exist_ok=True)
-    tasks = [(t, split, seed, min_endpoint_ms, tts, words, condition) for t in _scene_tasks(split, sets, limit)
+    tasks = [(t, split, seed, min_endpoint_ms, tts, words, condition, filler_prompt) for t in _scene_tasks(split, sets, limit)
              if t[1] not in done]
     if done:
         log(f"{out}: {len(done)} scenes already there, {len(tasks)} to play")
@@ -342,6 +343,10 @@ def fit_main(train, val, out: Path, max_early: float = 0.05, sound: bool = False
     train, val = _paths(train), _paths(val)
     trows = of_sets([row for path in train for row in read_lines(path, sound, confidence, pitch)], sets, "--train")
     vrows = of_sets([row for path in val for row in read_lines(path, sound, confidence, pitch)], sets, "--val")
+    fillers = {bool(r.get("filler_prompt")) for r in trows + vrows}
+    if len(fillers) > 1:
+        raise ValueError("--train/--val: some lines were collected with --filler-prompt and some without; a model "
+                         "is fitted and validated on transcripts made with one recogniser prompt")
     tt, tn, ts, ty, tsd, tw, tp = examples(trows)
     vt, vn, vs, vy, vsd, vw, vp = examples(vrows)
     vy_ = np.array(vy)
@@ -364,6 +369,7 @@ def fit_main(train, val, out: Path, max_early: float = 0.05, sound: bool = False
                                         "max_early": max_early, **_rounded(r)},
                "validation_by_set": {name: _rounded(rs) for name, rs in per_set.items()}}
     model.meta.update({"train": ", ".join(path.name for path in train), "val": ", ".join(path.name for path in val),
+                       **({"filler_prompt": True} if fillers == {True} else {}),
                        "train_frames": len(ty), **({"sets": list(sets)} if sets else {}), **summary})
     out.parent.mkdir(parents=True, exist_ok=True)
     model.save(out)
@@ -522,6 +528,8 @@ def main(argv=None) -> None:
     c.add_argument("--tts", default="espeak", choices=["espeak", "kokoro"])
     c.add_argument("--words", action="store_true",
                    help="also keep the recogniser's words with their probabilities (a second, slower recognition)")
+    c.add_argument("--filler-prompt", action="store_true",
+                   help="the recogniser's prompt is written with fillers, so that it writes the ones it hears")
     c.add_argument("--condition", default=None, choices=list(CONDITIONS),
                    help="play every scene in this room of the comparison (default: a room drawn per scene, as "
                         "fdenv-train draws them)")
@@ -564,7 +572,7 @@ def main(argv=None) -> None:
         if args.split == "test":
             print("note: collecting on the test split; never train on it")
         collect(args.split, args.out, args.sets, args.limit, args.seed, args.workers, args.min_endpoint_ms, args.tts,
-                args.words, args.condition)
+                args.words, args.condition, filler_prompt=args.filler_prompt)
     else:
         for name in ("train", "val"):
             for path in getattr(args, name):
