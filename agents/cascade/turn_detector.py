@@ -17,7 +17,9 @@ the endpointing.
 ``words``, the default, or ``single_user``, faster for one user, not fitted for several people,
 and ``single_user_seed1`` / ``_seed2``, its recipe on two more draws of training rooms; its hash is
 in ``config()``). ``threshold``: default the checkpoint's own, chosen on the
-validation split.
+validation split. ``filler_prompt`` (the cascade's knob: the recogniser's prompt is written with
+fillers, so that it writes the "um" it hears): default as the checkpoint was fitted
+(``meta["filler_prompt"]``), since its model learnt from transcripts made one way.
 
 ``group_checkpoint`` (default none) and ``group_threshold``: a second model for the episodes whose
 ``reset`` gives the assistant a duty. The duty is the assistant's instructions (the text a

@@ -23,7 +23,10 @@ sound of the turn's end (``fdenv.train.turn_end.sound_descriptor``, 2 decimals) 
 probability (``benchmarks/turn_end_confidence.py`` reads them). Lines
 are written as each scene ends (``--workers`` processes); a rerun skips scenes already in the
 file. ``--condition``: every scene in one room of the comparison (``fdenv.cli.compare``'s
-conditions) instead, to validate in the rooms the targets are measured in.
+conditions) instead, to validate in the rooms the targets are measured in. ``--filler-prompt``: the
+recogniser's prompt is written with fillers, so that it writes the "um" and "uh" it hears; each
+line says so, and ``fit`` keeps it in the checkpoint (``meta.filler_prompt``), whose agent then
+prompts the same way.
 
 ``fit`` trains ``fdenv.train.turn_end`` on one example per frame of the train silences (its L2
 penalty picked from ``L2S`` by validation log-loss), then plays the validation silences as the
@@ -161,13 +164,14 @@ def collect(split: str, out: Path, sets=SETS, limit: int | None = None, seed: in
             log=lambda line: print(line, flush=True), filler_prompt: bool = False) -> int:
     """Labelled decisions of the split's scenes appended to ``out`` (scenes already there are
     skipped); returns the number of scenes played. ``condition``: every scene in that room of the
-    comparison (``fdenv.train.frontier.CONDITIONS``) instead of a drawn one."""
+    comparison (``fdenv.train.frontier.CONDITIONS``) instead of a drawn one. ``filler_prompt``: the
+    recogniser's prompt is written with fillers (each line says so)."""
     if condition is not None and condition not in CONDITIONS:
         raise ValueError(f"condition {condition!r}: valid are {list(CONDITIONS)}")
     done = {row["scene_id"] for _, row in _rows(out)} if out.exists() else set()
     out.parent.mkdir(parents=True, exist_ok=True)
-    tasks = [(t, split, seed, min_endpoint_ms, tts, words, condition, filler_prompt) for t in _scene_tasks(split, sets, limit)
-             if t[1] not in done]
+    tasks = [(t, split, seed, min_endpoint_ms, tts, words, condition, filler_prompt)
+             for t in _scene_tasks(split, sets, limit) if t[1] not in done]
     if done:
         log(f"{out}: {len(done)} scenes already there, {len(tasks)} to play")
     with out.open("a") as f:
