@@ -149,15 +149,20 @@ def test_a_probability_that_rises_with_the_silence_answers_where_it_reaches_the_
     assert judged["p"] < 0.5 and 0.7 <= judged["answered_after_s"] < 0.7 + 0.04
 
 
+def _judged(model, record_sound: bool) -> list[dict]:
+    """The judged silences of the two-turn scene, with ``record_sound`` as given."""
+    agent = TurnDetectorAgent(model=model, transcriber=FixedTranscriber([CONTEXT, QUESTION]))
+    agent.record_sound = record_sound
+    rollout(RoomEnv(scene=TWO_TURNS, behaviour="paper"), agent)
+    return agent.stats()["judged"]
+
+
 def test_a_model_that_hears_the_sound_decides_on_the_turns_own_audio():
     """A model with sound columns gets the descriptor of the turn's last second as the agent heard
     it: the end of the words at the turn's level, then the silence far below it."""
     rng = np.random.default_rng(0)
     model = TurnEndModel(np.concatenate([np.zeros(N_FEATURES), rng.normal(0, 0.1, N_SOUND)]), -1.0, threshold=0.99)
-    agent = TurnDetectorAgent(model=model, transcriber=FixedTranscriber([CONTEXT, QUESTION]))
-    agent.record_sound = True
-    rollout(RoomEnv(scene=TWO_TURNS, behaviour="paper"), agent)
-    judged = agent.stats()["judged"]
+    judged = _judged(model, record_sound=True)
     assert len(judged) == 2
     for j in judged:
         sound = np.array(j["sound"], np.float32)
@@ -167,10 +172,8 @@ def test_a_model_that_hears_the_sound_decides_on_the_turns_own_audio():
         expected = model.prob_after(model.text_logit(j["text"], j["named"], sound), j["silence_s"])
         assert j["p"] == pytest.approx(expected, abs=5e-3)  # the descriptor is kept to 2 decimals
     # without record_sound the descriptor stays out of the stats (they go into every run's results)
-    quiet = TurnDetectorAgent(model=model, transcriber=FixedTranscriber([CONTEXT, QUESTION]))
-    rollout(RoomEnv(scene=TWO_TURNS, behaviour="paper"), quiet)
-    assert all("sound" not in j for j in quiet.stats()["judged"])
-    assert [j["p"] for j in quiet.stats()["judged"]] == [j["p"] for j in judged]
+    quiet = _judged(model, record_sound=False)
+    assert all("sound" not in j for j in quiet) and [j["p"] for j in quiet] == [j["p"] for j in judged]
 
 
 def test_a_model_that_hears_the_pitch_decides_on_the_turns_own_voice():
@@ -178,10 +181,7 @@ def test_a_model_that_hears_the_pitch_decides_on_the_turns_own_voice():
     humans' voices, then the silence unvoiced); ``record_sound`` keeps it for ``collect``."""
     model = TurnEndModel(np.concatenate([np.zeros(N_FEATURES), [0.5, -2.0, 1.0, -1.0]]), -1.0, threshold=0.99)
     assert model.uses_pitch
-    agent = TurnDetectorAgent(model=model, transcriber=FixedTranscriber([CONTEXT, QUESTION]))
-    agent.record_sound = True
-    rollout(RoomEnv(scene=TWO_TURNS, behaviour="paper"), agent)
-    judged = agent.stats()["judged"]
+    judged = _judged(model, record_sound=True)
     assert len(judged) == 2
     for j in judged:
         assert len(j["pitch"]) == PITCH_FRAMES
@@ -190,10 +190,8 @@ def test_a_model_that_hears_the_pitch_decides_on_the_turns_own_voice():
         expected = model.prob_after(model.text_logit(j["text"], j["named"], pitch=j["pitch"]), j["silence_s"])
         assert j["p"] == pytest.approx(expected, abs=1e-4)
         assert pitch_features(j["pitch"])[0] == 1.0
-    quiet = TurnDetectorAgent(model=model, transcriber=FixedTranscriber([CONTEXT, QUESTION]))
-    rollout(RoomEnv(scene=TWO_TURNS, behaviour="paper"), quiet)
-    assert all("pitch" not in j for j in quiet.stats()["judged"])
-    assert [j["p"] for j in quiet.stats()["judged"]] == [j["p"] for j in judged]
+    quiet = _judged(model, record_sound=False)
+    assert all("pitch" not in j for j in quiet) and [j["p"] for j in quiet] == [j["p"] for j in judged]
 
 
 def test_record_words_keeps_the_recognisers_words_with_their_probabilities():

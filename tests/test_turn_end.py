@@ -440,14 +440,21 @@ def test_the_fit_command_with_sound_needs_every_descriptor(tmp_path):
     texts, named, labels, sounds = _toy_sounds(60)
     lines = [{"set": "pause", "scene_id": f"s{i}", "text": t, "named": n, "silence_s": 0.256, "labels": [y] * 4,
               "sound": np.round(s, 2).tolist()} for i, (t, n, y, s) in enumerate(zip(texts, named, labels, sounds))]
+    assert _the_fit_command_needs(tmp_path, lines, "sound", sound=True).uses_sound
+
+
+def _the_fit_command_needs(tmp_path, lines: list[dict], field: str, **option) -> te.TurnEndModel:
+    """``fit_main`` with ``option`` learns what only ``field`` of the ``lines`` tells (AUC 1) and
+    names the first line without it; the model it wrote."""
     (tmp_path / "a.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
-    summary = cli.fit_main(tmp_path / "a.jsonl", tmp_path / "a.jsonl", tmp_path / "m.json", sound=True,
-                           log=lambda line: None)
-    assert te.load(tmp_path / "m.json").uses_sound and summary["validation"]["roc_auc"] == 1.0
-    del lines[3]["sound"]
+    summary = cli.fit_main(tmp_path / "a.jsonl", tmp_path / "a.jsonl", tmp_path / "m.json", log=lambda line: None,
+                           **option)
+    assert summary["validation"]["roc_auc"] == 1.0
+    del lines[3][field]
     (tmp_path / "b.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
-    with pytest.raises(ValueError, match=r"b\.jsonl:4: no \"sound\""):
-        cli.fit_main(tmp_path / "b.jsonl", tmp_path / "a.jsonl", tmp_path / "m2.json", sound=True)
+    with pytest.raises(ValueError, match=rf"b\.jsonl:4: no \"{field}\""):
+        cli.fit_main(tmp_path / "b.jsonl", tmp_path / "a.jsonl", tmp_path / "m2.json", **option)
+    return te.load(tmp_path / "m.json")
 
 
 # ---- the pitch of the turn's end --------------------------------------------------------------
@@ -520,14 +527,7 @@ def test_a_model_with_the_pitch_learns_what_the_words_cannot_and_round_trips(tmp
     # the fit command reads the contours from the lines and refuses a line without one
     lines = [{"set": "pause", "scene_id": f"s{i}", "text": t, "named": False, "silence_s": 0.256, "labels": [y] * 3,
               "pitch": d} for i, (t, y, d) in enumerate(zip(texts, labels, pitches))]
-    (tmp_path / "a.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
-    summary = cli.fit_main(tmp_path / "a.jsonl", tmp_path / "a.jsonl", tmp_path / "m.json", pitch=True,
-                           log=lambda line: None)
-    assert te.load(tmp_path / "m.json").uses_pitch and summary["validation"]["roc_auc"] == 1.0
-    del lines[5]["pitch"]
-    (tmp_path / "b.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
-    with pytest.raises(ValueError, match=r"b\.jsonl:6: no \"pitch\""):
-        cli.fit_main(tmp_path / "b.jsonl", tmp_path / "a.jsonl", tmp_path / "m2.json", pitch=True)
+    assert _the_fit_command_needs(tmp_path, lines, "pitch", pitch=True).uses_pitch
 
 
 @pytest.mark.slow
