@@ -20,7 +20,6 @@ silence. Deterministic.
 
 from __future__ import annotations
 
-import argparse
 import os
 import tempfile
 from pathlib import Path
@@ -56,17 +55,11 @@ def contrast(rows: list[dict]) -> list[str]:
 
 
 def main(argv=None) -> None:
-    from fdenv.cli.turn_end import RULE_HEADER, SETS, fit_main, of_sets, read_lines, rule_row
+    from fdenv.cli.turn_end import RULE_HEADER, benchmark_files, fit_main, rule_row
     from fdenv.train import turn_end as te
 
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--train", nargs="+", required=True, type=Path)
-    ap.add_argument("--val", nargs="+", required=True, type=Path)
-    ap.add_argument("--sets", nargs="+", default=None, choices=list(SETS))
-    ap.add_argument("--max-early", type=float, default=0.02)
-    args = ap.parse_args(argv)
-    train, val = (of_sets([r for p in paths for r in read_lines(p, True, True, True)], args.sets, option)
-                  for paths, option in ((args.train, "--train"), (args.val, "--val")))
+    args, train, val = benchmark_files(__doc__.split("\n\n")[0], argv, sound=True, words=True, pitch=True,
+                                       max_early=0.02)
     print(f"{len(train)} train silences, {len(val)} validation silences")
     for line in contrast(train):
         print(f"train, {line}")

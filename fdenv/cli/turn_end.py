@@ -463,17 +463,22 @@ RULE_HEADER = ("| model | per-frame ROC AUC | threshold | per set: not-to-answer
                "the assistant's answered early, at a median silence |\n|---|---|---|---|")
 
 
-def benchmark_files(description: str, argv=None, sound: bool = False, words: bool = False):
-    """A turn-end benchmark's command line (``--train``, ``--val``: ``collect`` files; ``--sets``)
-    and the silences it names, each with its sound descriptor (``sound``) or recogniser words
-    (``words``): ``(args, train, val)``."""
+def benchmark_files(description: str, argv=None, sound: bool = False, words: bool = False, pitch: bool = False,
+                    max_early: float | None = None):
+    """A turn-end benchmark's command line (``--train``, ``--val``: ``collect`` files; ``--sets``;
+    with a ``max_early`` default, ``--max-early``, the budget of its rule) and the silences it
+    names, each with its sound descriptor (``sound``), recogniser words (``words``) or pitch
+    contour (``pitch``): ``(args, train, val)``."""
     ap = argparse.ArgumentParser(description=description)
     ap.add_argument("--train", nargs="+", required=True, type=Path)
     ap.add_argument("--val", nargs="+", required=True, type=Path)
     ap.add_argument("--sets", nargs="+", default=None, choices=list(SETS),
                     help="these scene sets' silences alone (default: all in the files), as `fit --sets`")
+    if max_early is not None:
+        ap.add_argument("--max-early", type=float, default=max_early,
+                        help=f"the share of not-to-answer silences the rule may answer early (default {max_early})")
     args = ap.parse_args(argv)
-    train, val = (of_sets([r for p in paths for r in read_lines(p, sound, words)], args.sets, option)
+    train, val = (of_sets([r for p in paths for r in read_lines(p, sound, words, pitch)], args.sets, option)
                   for paths, option in ((args.train, "--train"), (args.val, "--val")))
     return args, train, val
 
