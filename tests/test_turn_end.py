@@ -700,6 +700,22 @@ def test_calibrate_holds_the_budget_in_every_room_and_writes_the_threshold(tmp_p
                               pooled=True)["threshold"] == 0.51
 
 
+def test_calibrate_refuses_transcripts_made_with_another_prompt_than_the_checkpoints(tmp_path):
+    quiet, noisy = _calibration_files(tmp_path)
+    filled = tmp_path / "filled.jsonl"
+    filled.write_text("".join(json.dumps({**r, "filler_prompt": True}) + "\n" for r in cli.read_lines(quiet)))
+    with pytest.raises(ValueError, match="collected with --filler-prompt, and the checkpoint .* the other way"):
+        cli.calibrate_main(tmp_path / "m.json", [filled], log=lambda x: None)
+    with pytest.raises(ValueError, match="some lines were collected with --filler-prompt and some without"):
+        cli.calibrate_main(tmp_path / "m.json", [filled, noisy], log=lambda x: None)
+    model = te.load(tmp_path / "m.json")
+    model.meta["filler_prompt"] = True
+    model.save(tmp_path / "f.json")
+    assert cli.calibrate_main(tmp_path / "f.json", [filled], max_early=0.0, log=lambda x: None)["threshold"] == 0.12
+    with pytest.raises(ValueError, match="collected without --filler-prompt"):
+        cli.calibrate_main(tmp_path / "f.json", [quiet], log=lambda x: None)
+
+
 def test_calibrate_command_names_bad_input(tmp_path, capsys):
     quiet, _ = _calibration_files(tmp_path)
     for argv, msg in ((["--checkpoint", str(tmp_path / "m.json"), "--val", str(tmp_path / "none.jsonl")],

@@ -347,10 +347,7 @@ def fit_main(train, val, out: Path, max_early: float = 0.05, sound: bool = False
     train, val = _paths(train), _paths(val)
     trows = of_sets([row for path in train for row in read_lines(path, sound, confidence, pitch)], sets, "--train")
     vrows = of_sets([row for path in val for row in read_lines(path, sound, confidence, pitch)], sets, "--val")
-    fillers = {bool(r.get("filler_prompt")) for r in trows + vrows}
-    if len(fillers) > 1:
-        raise ValueError("--train/--val: some lines were collected with --filler-prompt and some without; a model "
-                         "is fitted and validated on transcripts made with one recogniser prompt")
+    fillers = filler_prompt_of(trows + vrows, "--train/--val")
     tt, tn, ts, ty, tsd, tw, tp = examples(trows)
     vt, vn, vs, vy, vsd, vw, vp = examples(vrows)
     vy_ = np.array(vy)
@@ -373,12 +370,23 @@ def fit_main(train, val, out: Path, max_early: float = 0.05, sound: bool = False
                                         "max_early": max_early, **_rounded(r)},
                "validation_by_set": {name: _rounded(rs) for name, rs in per_set.items()}}
     model.meta.update({"train": ", ".join(path.name for path in train), "val": ", ".join(path.name for path in val),
-                       **({"filler_prompt": True} if fillers == {True} else {}),
+                       **({"filler_prompt": True} if fillers else {}),
                        "train_frames": len(ty), **({"sets": list(sets)} if sets else {}), **summary})
     out.parent.mkdir(parents=True, exist_ok=True)
     model.save(out)
     log(json.dumps(summary))
     return summary
+
+
+def filler_prompt_of(rows: list[dict], option: str) -> bool:
+    """Whether the silences' transcripts were made with the filler prompt (``collect
+    --filler-prompt``); a clear error, naming ``option``, when some were and some were not: a model
+    is fitted, validated and calibrated on transcripts made with one recogniser prompt."""
+    fillers = {bool(r.get("filler_prompt")) for r in rows}
+    if len(fillers) > 1:
+        raise ValueError(f"{option}: some lines were collected with --filler-prompt and some without; a model "
+                         "is fitted and validated on transcripts made with one recogniser prompt")
+    return fillers == {True}
 
 
 def calibrate_main(checkpoint, val, max_early: float = 0.02, out: Path | None = None, sets=None,
@@ -399,6 +407,11 @@ def calibrate_main(checkpoint, val, max_early: float = 0.02, out: Path | None = 
                                 sets, "--val")
                 for path in val}
     rows = [r for rs in per_file.values() for r in rs]
+    fillers = filler_prompt_of(rows, "--val")
+    if fillers != bool(model.meta.get("filler_prompt", False)):
+        raise ValueError(f"--val: collected {'with' if fillers else 'without'} "
+                         f"--filler-prompt, and the checkpoint {checkpoint} was fitted on transcripts made the other "
+                         "way; collect validation the way its training data was")
     joint = pick_threshold(model, rows, max_early, group=by_set if pooled else by_file_and_set)
     summary = {"checkpoint": str(checkpoint), "threshold_before": model.threshold, "threshold": joint,
                "max_early": max_early, "pooled": pooled, "files": {}}
