@@ -36,7 +36,7 @@ def constant(bias: float) -> TurnEndModel:
 
 
 def play(model, texts, **knobs):
-    agent = TurnDetectorAgent(model=model, transcriber=FixedTranscriber(texts), **knobs)
+    agent = TurnDetectorAgent(turn_end_model=model, transcriber=FixedTranscriber(texts), **knobs)
     rec, _ = rollout(RoomEnv(scene=TWO_TURNS, behaviour="paper"), agent)
     ctx, final = turn(rec, "ctx"), turn(rec, "final")
     return agent, onsets(rec), ctx, final
@@ -78,15 +78,15 @@ def test_the_words_decide_a_cut_off_sentence_waits_a_question_is_answered_at_onc
 
 def test_registered_with_its_knobs_in_config_and_bad_knobs_named():
     assert AGENTS["turn_detector"] is TurnDetectorAgent
-    a = make_agent("turn_detector", model=constant(0.0), threshold=0.3, transcriber=FixedTranscriber([]))
+    a = make_agent("turn_detector", turn_end_model=constant(0.0), threshold=0.3, transcriber=FixedTranscriber([]))
     cfg = a.config()
     assert cfg["threshold"] == 0.3 and cfg["min_endpoint_ms"] == 250 and cfg["endpoint_silence_ms"] == 2000
     assert cfg["checkpoint_sha"] == "given" and "barge_in_ms" in cfg
-    assert TurnDetectorAgent(model=constant(0.0), transcriber=FixedTranscriber([])).threshold == 0.5
+    assert TurnDetectorAgent(turn_end_model=constant(0.0), transcriber=FixedTranscriber([])).threshold == 0.5
     for knobs, field in (({"min_endpoint_ms": 2500}, "min_endpoint_ms"), ({"threshold": 1.5}, "threshold"),
                          ({"min_endpoint_ms": True}, "min_endpoint_ms")):
         with pytest.raises(ValueError, match=field):
-            TurnDetectorAgent(model=constant(0.0), transcriber=FixedTranscriber([]), **knobs)
+            TurnDetectorAgent(turn_end_model=constant(0.0), transcriber=FixedTranscriber([]), **knobs)
     with pytest.raises(FileNotFoundError, match="no such turn-end checkpoint"):
         TurnDetectorAgent(checkpoint="missing.json", transcriber=FixedTranscriber([]))
     single = TurnDetectorAgent(checkpoint="single_user", transcriber=FixedTranscriber([]))
@@ -105,7 +105,8 @@ def test_a_group_model_judges_the_episodes_that_give_a_duty_and_only_those():
     eager, patient = constant(+50.0), constant(-50.0)
     with_duty = scene(TURNS, kind="turn_taking", speakers=("Ann",), duty=DUTY)
     for sc, answers_in_gap, model in ((TWO_TURNS, True, "single"), (with_duty, False, "group")):
-        agent = TurnDetectorAgent(model=eager, group_model=patient, transcriber=FixedTranscriber([CONTEXT, QUESTION]))
+        agent = TurnDetectorAgent(turn_end_model=eager, group_turn_end_model=patient,
+                                  transcriber=FixedTranscriber([CONTEXT, QUESTION]))
         rec, _ = rollout(RoomEnv(scene=sc, behaviour="paper"), agent)
         ctx, final = turn(rec, "ctx"), turn(rec, "final")
         in_gap = [t for t in onsets(rec) if ctx.end < t < final.start]
@@ -113,7 +114,7 @@ def test_a_group_model_judges_the_episodes_that_give_a_duty_and_only_those():
         assert agent.stats()["turn_end_model"] == model and agent.in_group is (model == "group")
         assert agent.threshold == 0.5
     # without a group model a duty changes nothing: the one model judges every episode
-    alone = TurnDetectorAgent(model=eager, transcriber=FixedTranscriber([CONTEXT, QUESTION]))
+    alone = TurnDetectorAgent(turn_end_model=eager, transcriber=FixedTranscriber([CONTEXT, QUESTION]))
     rec, _ = rollout(RoomEnv(scene=with_duty, behaviour="paper"), alone)
     ctx, final = turn(rec, "ctx"), turn(rec, "final")
     assert [t for t in onsets(rec) if ctx.end < t < final.start] and alone.stats()["turn_end_model"] == "single"
@@ -151,7 +152,7 @@ def test_a_probability_that_rises_with_the_silence_answers_where_it_reaches_the_
 
 def _judged(model, record_sound: bool) -> list[dict]:
     """The judged silences of the two-turn scene, with ``record_sound`` as given."""
-    agent = TurnDetectorAgent(model=model, transcriber=FixedTranscriber([CONTEXT, QUESTION]))
+    agent = TurnDetectorAgent(turn_end_model=model, transcriber=FixedTranscriber([CONTEXT, QUESTION]))
     agent.record_sound = record_sound
     rollout(RoomEnv(scene=TWO_TURNS, behaviour="paper"), agent)
     return agent.stats()["judged"]
@@ -197,14 +198,14 @@ def test_a_model_that_hears_the_pitch_decides_on_the_turns_own_voice():
 def test_record_words_keeps_the_recognisers_words_with_their_probabilities():
     """``collect --words`` sets ``record_words``: each judged silence keeps the recogniser's words
     of the same transcript, with a probability each; without it the stats stay as they were."""
-    agent = TurnDetectorAgent(model=constant(-50.0), transcriber=FixedTranscriber([CONTEXT, QUESTION]))
+    agent = TurnDetectorAgent(turn_end_model=constant(-50.0), transcriber=FixedTranscriber([CONTEXT, QUESTION]))
     agent.record_words = True
     rollout(RoomEnv(scene=TWO_TURNS, behaviour="paper"), agent)
     judged = agent.stats()["judged"]
     assert [j["text"] for j in judged] == [CONTEXT, QUESTION]
     for j in judged:
         assert [w for w, _ in j["words"]] == j["text"].split() and all(p == 1.0 for _, p in j["words"])
-    quiet = TurnDetectorAgent(model=constant(-50.0), transcriber=FixedTranscriber([CONTEXT, QUESTION]))
+    quiet = TurnDetectorAgent(turn_end_model=constant(-50.0), transcriber=FixedTranscriber([CONTEXT, QUESTION]))
     rollout(RoomEnv(scene=TWO_TURNS, behaviour="paper"), quiet)
     assert all("words" not in j for j in quiet.stats()["judged"])
 
@@ -233,7 +234,7 @@ def test_the_recognisers_prompt_follows_the_checkpoint_unless_set():
     filled.meta["filler_prompt"] = True
     for model, knob, expected in ((fluent, None, False), (filled, None, True), (filled, False, False),
                                   (fluent, True, True)):
-        agent = TurnDetectorAgent(model=model, transcriber=Heard(), filler_prompt=knob)
+        agent = TurnDetectorAgent(turn_end_model=model, transcriber=Heard(), filler_prompt=knob)
         rollout(RoomEnv(scene=TWO_TURNS, behaviour="paper"), agent)
         assert agent.config()["filler_prompt"] is expected
         assert prompts and all(("Um, so, uh" in p) is expected for p in prompts), prompts

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from hydra import compose, initialize_config_dir
 
-from fdenv.cli.run import ConfigError, check_config
+from fdenv.cli.run import ConfigError, check_config, make_agent_from
 from fdenv.paths import CONF_DIR
 
 GROUPS = sorted(p.name for p in CONF_DIR.iterdir() if p.is_dir() and p.name not in ("experiment", "train"))
@@ -47,6 +47,24 @@ def test_every_option_composes_and_checks(group, option):
             check_config(cfg)
         return
     check_config(cfg)
+
+
+@pytest.mark.parametrize("option", [o for o in options("agent") if o != "python"])  # python: needs a class
+def test_every_agent_config_builds_its_agent(option):
+    """What ``fdenv-run agent=X`` does before the first episode: every knob of the composed config
+    reaches the agent's constructor under its own meaning (the turn detector's ``model`` is the
+    cascade's recogniser, as in the cascade's config)."""
+    from fdenv_agents import AGENTS
+
+    agent = make_agent_from(compose_with(f"agent={option}"))
+    assert isinstance(agent, AGENTS[option])
+
+
+def test_the_turn_detectors_recogniser_is_the_cascades_model_knob():
+    agent = make_agent_from(compose_with("agent=turn_detector", "agent.model=tiny.en"))
+    assert agent.config()["asr"].startswith("faster-whisper:") and agent.turn_end is not None
+    with pytest.raises(Exception, match="huge"):
+        make_agent_from(compose_with("agent=turn_detector", "agent.model=huge"))
 
 
 @pytest.mark.parametrize("override,match", [

@@ -57,12 +57,12 @@ class TurnDetectorAgent(CascadeAgent):
 
     def __init__(self, checkpoint: str | None = None, threshold: float | None = None, min_endpoint_ms: float = 250,
                  endpoint_silence_ms: float = 2000, group_checkpoint: str | None = None,
-                 group_threshold: float | None = None, filler_prompt: bool | None = None, *, model=None,
-                 group_model=None, **cascade):
+                 group_threshold: float | None = None, filler_prompt: bool | None = None, *, turn_end_model=None,
+                 group_turn_end_model=None, **cascade):
         """Knobs as the module docstring says; the cascade's knobs too (``filler_prompt`` None: as
-        the single-user checkpoint was trained, its ``meta["filler_prompt"]``). ``model``,
-        ``group_model``: ``fdenv.train.turn_end.TurnEndModel`` objects instead of checkpoints
-        (tests, ``collect``)."""
+        the single-user checkpoint was trained, its ``meta["filler_prompt"]``). ``turn_end_model``,
+        ``group_turn_end_model``: ``fdenv.train.turn_end.TurnEndModel`` objects instead of
+        checkpoints (tests, ``collect``). ``model`` is the cascade's: the recogniser (Whisper)."""
         super().__init__(endpoint_silence_ms=endpoint_silence_ms, filler_prompt=bool(filler_prompt), **cascade)
         if isinstance(min_endpoint_ms, bool) or not isinstance(min_endpoint_ms, (int, float)) \
                 or not WINDOW_MS <= min_endpoint_ms <= endpoint_silence_ms:
@@ -70,11 +70,12 @@ class TurnDetectorAgent(CascadeAgent):
                              f"[{WINDOW_MS:.0f}, endpoint_silence_ms={endpoint_silence_ms}]")
         self.checkpoint_knob, self.threshold_knob = checkpoint, threshold
         self.group_checkpoint_knob, self.group_threshold_knob = group_checkpoint, group_threshold
-        self._single = self._model("checkpoint", checkpoint, model, "threshold", threshold)
+        self._single = self._model("checkpoint", checkpoint, turn_end_model, "threshold", threshold)
         if filler_prompt is None:  # the recogniser's prompt the model's transcripts were made with
             self.filler_prompt = bool(self._single[0].meta.get("filler_prompt", False))
-        self._group = (self._model("group_checkpoint", group_checkpoint, group_model, "group_threshold", group_threshold)
-                       if group_checkpoint is not None or group_model is not None else None)
+        self._group = (self._model("group_checkpoint", group_checkpoint, group_turn_end_model, "group_threshold",
+                                   group_threshold)
+                       if group_checkpoint is not None or group_turn_end_model is not None else None)
         self.turn_end, self.threshold = self._single[:2]  # the episode's model: reset picks it
         self.in_group = False
         self.min_endpoint_ms = min_endpoint_ms

@@ -92,7 +92,7 @@ def play_scene(task: tuple[str, str], split: str, seed: int, min_endpoint_ms: fl
     if env_key not in _worker:
         _worker[env_key] = RoomEnv(scene_set=set_name, split=split, tts=tts)
     if agent_key not in _worker:  # never early: every silence is judged, the turn ends at the long endpoint
-        _worker[agent_key] = TurnDetectorAgent(model=TurnEndModel(np.zeros(N_FEATURES), -50.0, threshold=1.0),
+        _worker[agent_key] = TurnDetectorAgent(turn_end_model=TurnEndModel(np.zeros(N_FEATURES), -50.0, threshold=1.0),
                                                min_endpoint_ms=min_endpoint_ms,
                                                endpoint_silence_ms=COLLECT_ENDPOINT_MS, tts=tts,
                                                filler_prompt=filler_prompt)
