@@ -5,6 +5,7 @@ recogniser so that only the decision is under test."""
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -239,3 +240,21 @@ def test_the_recognisers_prompt_follows_the_checkpoint_unless_set():
         assert agent.config()["filler_prompt"] is expected
         assert prompts and all(("Um, so, uh" in p) is expected for p in prompts), prompts
         prompts.clear()
+
+
+def test_the_recogniser_follows_the_checkpoint_unless_set(tmp_path):
+    """A model fitted on another recogniser's transcripts (``collect --asr``; its ``meta["asr"]``)
+    listens with that recogniser; the cascade's ``model`` knob overrides; a checkpoint without it
+    was fitted on Whisper tiny.en. A local model folder stands in for another recogniser."""
+    from fdenv.score.asr import resolve_model
+
+    other = tmp_path / "other-whisper"
+    other.mkdir()
+    for f in resolve_model("tiny.en").iterdir():
+        (other / f.name).symlink_to(f)
+    plain, fitted_on_other = constant(-50.0), constant(-50.0)
+    fitted_on_other.meta["asr"] = str(other)
+    for model, knob, expected in ((plain, None, resolve_model("tiny.en")), (fitted_on_other, None, other),
+                                  (fitted_on_other, "tiny.en", resolve_model("tiny.en")), (plain, str(other), other)):
+        agent = TurnDetectorAgent(turn_end_model=model, model=knob)
+        assert Path(agent.transcriber.path).resolve() == Path(expected).resolve()

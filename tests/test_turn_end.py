@@ -264,23 +264,29 @@ def test_fit_reads_several_files_as_one_and_reports_each_set(tmp_path):
         == two["validation"]["negatives"]
 
 
-def test_a_model_fitted_on_filler_prompt_transcripts_says_so_and_prompts_are_not_mixed(tmp_path):
+@pytest.mark.parametrize("made", [{"filler_prompt": True}, {"asr": "base"}, {"filler_prompt": True, "asr": "base"}])
+def test_a_model_fitted_on_transcripts_made_another_way_says_so_and_they_are_not_mixed(tmp_path, made):
+    """The recogniser and its prompt (``collect --asr``, ``--filler-prompt``) go into the
+    checkpoint's meta, whose agent then listens that way; files made two ways are refused."""
     texts, named, labels = _toy()
     lines = [{"set": "pause", "scene_id": f"s{i}", "text": t, "named": n, "silence_s": 0.256, "labels": [y] * 2,
-              "filler_prompt": True} for i, (t, n, y) in enumerate(zip(texts, named, labels))]
+              **made} for i, (t, n, y) in enumerate(zip(texts, named, labels))]
     (tmp_path / "f.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
     cli.fit_main(tmp_path / "f.jsonl", tmp_path / "f.jsonl", tmp_path / "f.json", log=lambda line: None)
-    assert te.load(tmp_path / "f.json").meta["filler_prompt"] is True
+    meta = te.load(tmp_path / "f.json").meta
+    assert {k: meta[k] for k in ("filler_prompt", "asr") if k in meta} == made
     for r in lines[::2]:
-        del r["filler_prompt"]
+        for k in made:
+            del r[k]
     (tmp_path / "mixed.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
-    with pytest.raises(ValueError, match="some lines were collected with --filler-prompt and some without"):
+    with pytest.raises(ValueError, match="--train/--val: the lines were collected with different recognisers"):
         cli.fit_main(tmp_path / "mixed.jsonl", tmp_path / "f.jsonl", tmp_path / "m.json", log=lambda line: None)
     for r in lines:
-        r.pop("filler_prompt", None)
+        for k in made:
+            r.pop(k, None)
     (tmp_path / "plain.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
     cli.fit_main(tmp_path / "plain.jsonl", tmp_path / "plain.jsonl", tmp_path / "p.json", log=lambda line: None)
-    assert "filler_prompt" not in te.load(tmp_path / "p.json").meta
+    assert not {"filler_prompt", "asr"} & set(te.load(tmp_path / "p.json").meta)
 
 
 def test_unreadable_lines_are_named(tmp_path):
@@ -605,7 +611,7 @@ def test_a_second_collect_in_the_same_process_gets_its_own_settings(monkeypatch)
         endpoint_silence_ms = 1600
 
         def __init__(self, **kw):
-            made.append(("agent", kw["tts"], kw["min_endpoint_ms"], kw["filler_prompt"]))
+            made.append(("agent", kw["tts"], kw["min_endpoint_ms"], kw["filler_prompt"], kw["model"]))
             self.record_words = None
 
         def stats(self):
@@ -619,14 +625,15 @@ def test_a_second_collect_in_the_same_process_gets_its_own_settings(monkeypatch)
     monkeypatch.setattr(cli, "play_episode", lambda env, agent, options, seed: [])
     monkeypatch.setattr(cli, "_worker", {})
     seen = []
-    for tts, ms, words, fillers in (("espeak", 250, False, False), ("espeak", 250, True, False),
-                                    ("kokoro", 250, True, False), ("kokoro", 300, True, False),
-                                    ("kokoro", 300, True, True)):
-        cli.play_scene(("pause", "pause-0003"), "val", 0, ms, tts, words, filler_prompt=fillers)
-        seen.append(next(a for k, a in cli._worker.items() if k == ("agent", tts, ms, fillers)).record_words)
-    assert seen == [False, True, True, True, True]
-    assert made == [("env", "espeak"), ("agent", "espeak", 250, False), ("env", "kokoro"),
-                    ("agent", "kokoro", 250, False), ("agent", "kokoro", 300, False), ("agent", "kokoro", 300, True)]
+    for tts, ms, words, fillers, asr in (("espeak", 250, False, False, "tiny.en"), ("espeak", 250, True, False, "tiny.en"),
+                                         ("kokoro", 250, True, False, "tiny.en"), ("kokoro", 300, True, False, "tiny.en"),
+                                         ("kokoro", 300, True, True, "tiny.en"), ("kokoro", 300, True, True, "base")):
+        cli.play_scene(("pause", "pause-0003"), "val", 0, ms, tts, words, filler_prompt=fillers, asr=asr)
+        seen.append(next(a for k, a in cli._worker.items() if k == ("agent", tts, ms, fillers, asr)).record_words)
+    assert seen == [False, True, True, True, True, True]
+    assert made == [("env", "espeak"), ("agent", "espeak", 250, False, "tiny.en"), ("env", "kokoro"),
+                    ("agent", "kokoro", 250, False, "tiny.en"), ("agent", "kokoro", 300, False, "tiny.en"),
+                    ("agent", "kokoro", 300, True, "tiny.en"), ("agent", "kokoro", 300, True, "base")]
 
 
 def test_collect_in_a_condition_plays_every_scene_in_that_room(monkeypatch):
@@ -644,7 +651,7 @@ def test_collect_in_a_condition_plays_every_scene_in_that_room(monkeypatch):
             return {"judged": [{"frame": 0, "text": "hi", "named": False, "silence_s": 0.256}]}
 
     monkeypatch.setattr(cli, "_worker", {("env", "pause", "val", "espeak"): None,
-                                         ("agent", "espeak", 250, False): Agent()})
+                                         ("agent", "espeak", 250, False, "tiny.en"): Agent()})
     monkeypatch.setattr(cli, "play_episode",
                         lambda env, agent, options, seed: seen.append(options) or [_silent_frame()])
     office = cli.play_scene(("pause", "pause-0003"), "val", 0, 250, "espeak", condition="office_noise_echo")
@@ -700,19 +707,21 @@ def test_calibrate_holds_the_budget_in_every_room_and_writes_the_threshold(tmp_p
                               pooled=True)["threshold"] == 0.51
 
 
-def test_calibrate_refuses_transcripts_made_with_another_prompt_than_the_checkpoints(tmp_path):
+@pytest.mark.parametrize("made", [{"filler_prompt": True}, {"asr": "base"}])
+def test_calibrate_refuses_transcripts_made_another_way_than_the_checkpoints(tmp_path, made):
     quiet, noisy = _calibration_files(tmp_path)
-    filled = tmp_path / "filled.jsonl"
-    filled.write_text("".join(json.dumps({**r, "filler_prompt": True}) + "\n" for r in cli.read_lines(quiet)))
-    with pytest.raises(ValueError, match="collected with --filler-prompt, and the checkpoint .* the other way"):
-        cli.calibrate_main(tmp_path / "m.json", [filled], log=lambda x: None)
-    with pytest.raises(ValueError, match="some lines were collected with --filler-prompt and some without"):
-        cli.calibrate_main(tmp_path / "m.json", [filled, noisy], log=lambda x: None)
+    other = tmp_path / "other.jsonl"
+    other.write_text("".join(json.dumps({**r, **made}) + "\n" for r in cli.read_lines(quiet)))
+    with pytest.raises(ValueError, match=r"--val: collected with \{.*\} \(recogniser and prompt\), and the checkpoint "
+                                         ".* with the defaults"):
+        cli.calibrate_main(tmp_path / "m.json", [other], log=lambda x: None)
+    with pytest.raises(ValueError, match="--val: the lines were collected with different recognisers"):
+        cli.calibrate_main(tmp_path / "m.json", [other, noisy], log=lambda x: None)
     model = te.load(tmp_path / "m.json")
-    model.meta["filler_prompt"] = True
+    model.meta.update(made)
     model.save(tmp_path / "f.json")
-    assert cli.calibrate_main(tmp_path / "f.json", [filled], max_early=0.0, log=lambda x: None)["threshold"] == 0.12
-    with pytest.raises(ValueError, match="collected without --filler-prompt"):
+    assert cli.calibrate_main(tmp_path / "f.json", [other], max_early=0.0, log=lambda x: None)["threshold"] == 0.12
+    with pytest.raises(ValueError, match="collected with the defaults"):
         cli.calibrate_main(tmp_path / "f.json", [quiet], log=lambda x: None)
 
 

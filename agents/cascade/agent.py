@@ -54,7 +54,7 @@ from collections import deque
 import numpy as np
 
 from ..base import Agent
-from .asr import name_prompt
+from .asr import DEFAULT_MODEL, name_prompt
 from .denoise import NoiseSuppressor
 from .echo import BLOCK, EchoCanceller, EchoGate
 from .responder import DEFAULT_CLAUDE_MODEL, make_responder
@@ -89,7 +89,7 @@ class CascadeAgent(Agent):
         echo: str = "aec+gate",
         echo_margin_db: float = 9.0,
         echo_tail_ms: float = 256,
-        model: str = "tiny.en",
+        model: str = DEFAULT_MODEL,
         beam_size: int = 1,
         name_prompt: bool = True,
         filler_prompt: bool = False,

@@ -30,11 +30,12 @@ def name_prompt(name: str | None, fillers: bool = False) -> str | None:
     return f"{name} is the assistant." if name else None
 
 
+DEFAULT_MODEL = "tiny.en"  # the recogniser every agent and checkpoint uses unless told otherwise
 FILTER_THRESHOLD = 0.15  # speech probability under which faster-whisper's VAD filter drops audio
 
 
 class WhisperTranscriber:
-    def __init__(self, model: str | os.PathLike = "tiny.en", beam_size: int = 1,
+    def __init__(self, model: str | os.PathLike = DEFAULT_MODEL, beam_size: int = 1,
                  filter_threshold: float = FILTER_THRESHOLD):
         from fdenv.score.asr import model_id, resolve_model
 

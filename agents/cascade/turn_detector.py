@@ -18,8 +18,9 @@ the endpointing.
 and ``single_user_seed1`` / ``_seed2``, its recipe on two more draws of training rooms; its hash is
 in ``config()``). ``threshold``: default the checkpoint's own, chosen on the
 validation split. ``filler_prompt`` (the cascade's knob: the recogniser's prompt is written with
-fillers, so that it writes the "um" it hears): default as the checkpoint was fitted
-(``meta["filler_prompt"]``), since its model learnt from transcripts made one way.
+fillers, so that it writes the "um" it hears) and ``model`` (the cascade's recogniser): default as
+the checkpoint was fitted (``meta["filler_prompt"]``, ``meta["asr"]``; a checkpoint without it
+was fitted on Whisper tiny.en), since its model learnt from transcripts made one way.
 
 ``group_checkpoint`` (default none) and ``group_threshold``: a second model for the episodes whose
 ``reset`` gives the assistant a duty. The duty is the assistant's instructions (the text a
@@ -49,6 +50,7 @@ import hashlib
 import numpy as np
 
 from .agent import WINDOW_MS, CascadeAgent
+from .asr import DEFAULT_MODEL
 from .text import name_heard
 
 
@@ -57,23 +59,28 @@ class TurnDetectorAgent(CascadeAgent):
 
     def __init__(self, checkpoint: str | None = None, threshold: float | None = None, min_endpoint_ms: float = 250,
                  endpoint_silence_ms: float = 2000, group_checkpoint: str | None = None,
-                 group_threshold: float | None = None, filler_prompt: bool | None = None, *, turn_end_model=None,
-                 group_turn_end_model=None, **cascade):
-        """Knobs as the module docstring says; the cascade's knobs too (``filler_prompt`` None: as
-        the single-user checkpoint was trained, its ``meta["filler_prompt"]``). ``turn_end_model``,
-        ``group_turn_end_model``: ``fdenv.train.turn_end.TurnEndModel`` objects instead of
-        checkpoints (tests, ``collect``). ``model`` is the cascade's: the recogniser (Whisper)."""
-        super().__init__(endpoint_silence_ms=endpoint_silence_ms, filler_prompt=bool(filler_prompt), **cascade)
+                 group_threshold: float | None = None, filler_prompt: bool | None = None, model: str | None = None,
+                 *, turn_end_model=None, group_turn_end_model=None, **cascade):
+        """Knobs as the module docstring says; the cascade's knobs too. ``model`` (the cascade's
+        recogniser) and ``filler_prompt`` None: as the single-user checkpoint's transcripts were
+        made, its ``meta["asr"]`` (default ``tiny.en``) and ``meta["filler_prompt"]``.
+        ``turn_end_model``, ``group_turn_end_model``: ``fdenv.train.turn_end.TurnEndModel``
+        objects instead of checkpoints (tests, ``collect``)."""
+        single = self._load(checkpoint, turn_end_model)
+        made = single[0].meta  # how the model's training transcripts were made
+        super().__init__(endpoint_silence_ms=endpoint_silence_ms,
+                         model=made.get("asr", DEFAULT_MODEL) if model is None else model,
+                         filler_prompt=bool(made.get("filler_prompt", False) if filler_prompt is None else filler_prompt),
+                         **cascade)
         if isinstance(min_endpoint_ms, bool) or not isinstance(min_endpoint_ms, (int, float)) \
                 or not WINDOW_MS <= min_endpoint_ms <= endpoint_silence_ms:
             raise ValueError(f"turn_detector: min_endpoint_ms={min_endpoint_ms!r}; expected a number in "
                              f"[{WINDOW_MS:.0f}, endpoint_silence_ms={endpoint_silence_ms}]")
         self.checkpoint_knob, self.threshold_knob = checkpoint, threshold
         self.group_checkpoint_knob, self.group_threshold_knob = group_checkpoint, group_threshold
-        self._single = self._model("checkpoint", checkpoint, turn_end_model, "threshold", threshold)
-        if filler_prompt is None:  # the recogniser's prompt the model's transcripts were made with
-            self.filler_prompt = bool(self._single[0].meta.get("filler_prompt", False))
-        self._group = (self._model("group_checkpoint", group_checkpoint, group_turn_end_model, "group_threshold",
+        self._single = self._model("checkpoint", checkpoint, single, "threshold", threshold)
+        self._group = (self._model("group_checkpoint", group_checkpoint,
+                                   self._load(group_checkpoint, group_turn_end_model), "group_threshold",
                                    group_threshold)
                        if group_checkpoint is not None or group_turn_end_model is not None else None)
         self.turn_end, self.threshold = self._single[:2]  # the episode's model: reset picks it
@@ -82,19 +89,24 @@ class TurnDetectorAgent(CascadeAgent):
         self.record_sound = False  # collect sets it: each judged silence keeps its sound descriptor
         self.record_words = False  # collect --words sets it: each judged silence keeps the recogniser's words
 
-    def _model(self, field: str, checkpoint: str | None, model, threshold_field: str, threshold: float | None):
-        """(model, threshold, hash) for one of the two checkpoint knobs, with bad values named."""
+    @staticmethod
+    def _load(checkpoint: str | None, model) -> tuple:
+        """(model, hash): the given model, or the checkpoint's (a file or a shipped name)."""
         from fdenv.train.turn_end import checkpoint_path, load
 
+        if model is not None:
+            return model, "given"
+        path = checkpoint_path(checkpoint or None)
+        return load(path), hashlib.sha256(path.read_bytes()).hexdigest()[:12]
+
+    def _model(self, field: str, checkpoint: str | None, loaded: tuple, threshold_field: str,
+               threshold: float | None) -> tuple:
+        """(model, threshold, hash) for one of the two checkpoint knobs, with bad values named."""
         if threshold is not None and (isinstance(threshold, bool) or not isinstance(threshold, (int, float))
                                       or not 0.0 <= threshold <= 1.0):
             raise ValueError(f"turn_detector: {threshold_field}={threshold!r}; a probability in [0, 1], or null for "
                              "the checkpoint's own")
-        if model is not None:
-            sha = "given"
-        else:
-            path = checkpoint_path(checkpoint or None)
-            model, sha = load(path), hashlib.sha256(path.read_bytes()).hexdigest()[:12]
+        model, sha = loaded
         if model.uses_confidence and not hasattr(self.transcriber, "transcribe_words"):
             raise ValueError(f"turn_detector: the {field} {checkpoint or 'given'} reads the recogniser's confidence, "
                              f"and the transcriber {type(self.transcriber).__name__} has no transcribe_words(audio16k, "

@@ -26,7 +26,9 @@ file. ``--condition``: every scene in one room of the comparison (``fdenv.cli.co
 conditions) instead, to validate in the rooms the targets are measured in. ``--filler-prompt``: the
 recogniser's prompt is written with fillers, so that it writes the "um" and "uh" it hears; each
 line says so, and ``fit`` keeps it in the checkpoint (``meta.filler_prompt``), whose agent then
-prompts the same way.
+prompts the same way. ``--asr``: the recogniser (default Whisper tiny.en; ``base``: Whisper base,
+``pip install 'fdenv[base]'``); a line made with another than the default says which, and ``fit``
+keeps it too (``meta.asr``), so that its agent listens with the recogniser its model learnt from.
 
 ``fit`` trains ``fdenv.train.turn_end`` on one example per frame of the train silences (its L2
 penalty picked from ``L2S`` by validation log-loss), then plays the validation silences as the
@@ -56,6 +58,8 @@ import numpy as np
 from ..sim.env import FRAME_S  # the step between a silence's labels
 from ..train.frontier import CONDITIONS
 
+from fdenv_agents.cascade.asr import DEFAULT_MODEL as DEFAULT_ASR  # noqa: E402  (the cascade's recogniser)
+
 SETS = ("pause", "turn_taking", "mpe")
 # the collecting detector's long endpoint: each silence is labelled up to it. 1.6 s, the span the
 # shipped model was fitted on (the agent itself now waits up to 2 s before its fallback answer)
@@ -75,7 +79,8 @@ def _scene_tasks(split: str, sets, limit: int | None) -> list[tuple[str, str]]:
 
 
 def play_scene(task: tuple[str, str], split: str, seed: int, min_endpoint_ms: float, tts: str,
-               words: bool = False, condition: str | None = None, filler_prompt: bool = False) -> list[dict]:
+               words: bool = False, condition: str | None = None, filler_prompt: bool = False,
+               asr: str = DEFAULT_ASR) -> list[dict]:
     """One scene's judged silences, labelled (see the module docstring); the env and the agent
     are made once per worker process. ``condition``: one of the comparison's rooms
     (``fdenv.train.frontier.CONDITIONS``) instead of a drawn one, its placement from the seed and
@@ -88,14 +93,14 @@ def play_scene(task: tuple[str, str], split: str, seed: int, min_endpoint_ms: fl
 
     set_name, scene_id = task
     # kept per worker process, under every setting they are made with (one process may collect twice)
-    env_key, agent_key = ("env", set_name, split, tts), ("agent", tts, min_endpoint_ms, filler_prompt)
+    env_key, agent_key = ("env", set_name, split, tts), ("agent", tts, min_endpoint_ms, filler_prompt, asr)
     if env_key not in _worker:
         _worker[env_key] = RoomEnv(scene_set=set_name, split=split, tts=tts)
     if agent_key not in _worker:  # never early: every silence is judged, the turn ends at the long endpoint
         _worker[agent_key] = TurnDetectorAgent(turn_end_model=TurnEndModel(np.zeros(N_FEATURES), -50.0, threshold=1.0),
                                                min_endpoint_ms=min_endpoint_ms,
                                                endpoint_silence_ms=COLLECT_ENDPOINT_MS, tts=tts,
-                                               filler_prompt=filler_prompt)
+                                               filler_prompt=filler_prompt, model=asr)
         _worker[agent_key].record_sound = True
     env, agent = _worker[env_key], _worker[agent_key]
     agent.record_words = words
@@ -108,7 +113,8 @@ def play_scene(task: tuple[str, str], split: str, seed: int, min_endpoint_ms: fl
         options = {"scene": scene_id, "room": room}
     labels = play_episode(env, agent, options, seed)
     follow = int(np.ceil((agent.endpoint_silence_ms - min_endpoint_ms) / 1000 / FRAME_S))
-    where = ({} if condition is None else {"condition": condition}) | ({"filler_prompt": True} if filler_prompt else {})
+    where = (({} if condition is None else {"condition": condition}) | ({"filler_prompt": True} if filler_prompt else {})
+             | ({} if asr == DEFAULT_ASR else {"asr": asr}))
     return [{"set": set_name, "scene_id": scene_id, "room": room, **where, **silence}
             for silence in label_silences(agent.stats()["judged"], labels, follow)]
 
@@ -161,16 +167,21 @@ def _play(args):
 
 def collect(split: str, out: Path, sets=SETS, limit: int | None = None, seed: int = 0, workers: int = 1,
             min_endpoint_ms: float = 250, tts: str = "espeak", words: bool = False, condition: str | None = None,
-            log=lambda line: print(line, flush=True), filler_prompt: bool = False) -> int:
+            log=lambda line: print(line, flush=True), filler_prompt: bool = False, asr: str = DEFAULT_ASR) -> int:
     """Labelled decisions of the split's scenes appended to ``out`` (scenes already there are
     skipped); returns the number of scenes played. ``condition``: every scene in that room of the
     comparison (``fdenv.train.frontier.CONDITIONS``) instead of a drawn one. ``filler_prompt``: the
-    recogniser's prompt is written with fillers (each line says so)."""
+    recogniser's prompt is written with fillers (each line says so). ``asr``: the recogniser (each
+    line made with another than ``DEFAULT_ASR`` says which)."""
     if condition is not None and condition not in CONDITIONS:
         raise ValueError(f"condition {condition!r}: valid are {list(CONDITIONS)}")
     done = {row["scene_id"] for _, row in _rows(out)} if out.exists() else set()
     out.parent.mkdir(parents=True, exist_ok=True)
-    tasks = [(t, split, seed, min_endpoint_ms, tts, words, condition, filler_prompt)
+    if asr != DEFAULT_ASR:  # a missing model fails here, not in every worker
+        from ..score.asr import resolve_model
+
+        resolve_model(asr)
+    tasks = [(t, split, seed, min_endpoint_ms, tts, words, condition, filler_prompt, asr)
              for t in _scene_tasks(split, sets, limit) if t[1] not in done]
     if done:
         log(f"{out}: {len(done)} scenes already there, {len(tasks)} to play")
@@ -347,7 +358,7 @@ def fit_main(train, val, out: Path, max_early: float = 0.05, sound: bool = False
     train, val = _paths(train), _paths(val)
     trows = of_sets([row for path in train for row in read_lines(path, sound, confidence, pitch)], sets, "--train")
     vrows = of_sets([row for path in val for row in read_lines(path, sound, confidence, pitch)], sets, "--val")
-    fillers = filler_prompt_of(trows + vrows, "--train/--val")
+    made = recogniser_of(trows + vrows, "--train/--val")
     tt, tn, ts, ty, tsd, tw, tp = examples(trows)
     vt, vn, vs, vy, vsd, vw, vp = examples(vrows)
     vy_ = np.array(vy)
@@ -370,7 +381,7 @@ def fit_main(train, val, out: Path, max_early: float = 0.05, sound: bool = False
                                         "max_early": max_early, **_rounded(r)},
                "validation_by_set": {name: _rounded(rs) for name, rs in per_set.items()}}
     model.meta.update({"train": ", ".join(path.name for path in train), "val": ", ".join(path.name for path in val),
-                       **({"filler_prompt": True} if fillers else {}),
+                       **made,
                        "train_frames": len(ty), **({"sets": list(sets)} if sets else {}), **summary})
     out.parent.mkdir(parents=True, exist_ok=True)
     model.save(out)
@@ -378,15 +389,23 @@ def fit_main(train, val, out: Path, max_early: float = 0.05, sound: bool = False
     return summary
 
 
-def filler_prompt_of(rows: list[dict], option: str) -> bool:
-    """Whether the silences' transcripts were made with the filler prompt (``collect
-    --filler-prompt``); a clear error, naming ``option``, when some were and some were not: a model
-    is fitted, validated and calibrated on transcripts made with one recogniser prompt."""
-    fillers = {bool(r.get("filler_prompt")) for r in rows}
-    if len(fillers) > 1:
-        raise ValueError(f"{option}: some lines were collected with --filler-prompt and some without; a model "
-                         "is fitted and validated on transcripts made with one recogniser prompt")
-    return fillers == {True}
+def recogniser_of(rows: list[dict], option: str) -> dict:
+    """How the silences' transcripts were made, as a checkpoint's meta says it: ``{"filler_prompt":
+    True}`` for ``collect --filler-prompt``, ``{"asr": name}`` for ``collect --asr`` with another
+    than the default recogniser, ``{}`` for neither; a clear error, naming ``option``, when the
+    lines differ: a model is fitted, validated and calibrated on transcripts made one way."""
+    made = {json.dumps(made_with(r), sort_keys=True) for r in rows}
+    if len(made) > 1:
+        raise ValueError(f"{option}: the lines were collected with different recognisers or prompts "
+                         f"({', '.join(sorted(made))}; {{}}: Whisper {DEFAULT_ASR}, its plain prompt); a model is "
+                         "fitted and validated on transcripts made one way")
+    return json.loads(made.pop()) if made else {}
+
+
+def made_with(meta: dict) -> dict:
+    """The recogniser settings a collect line or a checkpoint's meta records (the defaults left out)."""
+    return ({"filler_prompt": True} if meta.get("filler_prompt") else {}) | (
+        {"asr": meta["asr"]} if meta.get("asr", DEFAULT_ASR) != DEFAULT_ASR else {})
 
 
 def calibrate_main(checkpoint, val, max_early: float = 0.02, out: Path | None = None, sets=None,
@@ -407,11 +426,11 @@ def calibrate_main(checkpoint, val, max_early: float = 0.02, out: Path | None = 
                                 sets, "--val")
                 for path in val}
     rows = [r for rs in per_file.values() for r in rs]
-    fillers = filler_prompt_of(rows, "--val")
-    if fillers != bool(model.meta.get("filler_prompt", False)):
-        raise ValueError(f"--val: collected {'with' if fillers else 'without'} "
-                         f"--filler-prompt, and the checkpoint {checkpoint} was fitted on transcripts made the other "
-                         "way; collect validation the way its training data was")
+    made = recogniser_of(rows, "--val")
+    if made != made_with(model.meta):
+        raise ValueError(f"--val: collected with {made or 'the defaults'} (recogniser and prompt), and the checkpoint "
+                         f"{checkpoint} was fitted on transcripts made with {made_with(model.meta) or 'the defaults'}; "
+                         "collect validation the way its training data was (collect --asr, --filler-prompt)")
     joint = pick_threshold(model, rows, max_early, group=by_set if pooled else by_file_and_set)
     summary = {"checkpoint": str(checkpoint), "threshold_before": model.threshold, "threshold": joint,
                "max_early": max_early, "pooled": pooled, "files": {}}
@@ -552,6 +571,8 @@ def main(argv=None) -> None:
                    help="also keep the recogniser's words with their probabilities (a second, slower recognition)")
     c.add_argument("--filler-prompt", action="store_true",
                    help="the recogniser's prompt is written with fillers, so that it writes the ones it hears")
+    c.add_argument("--asr", default=DEFAULT_ASR,
+                   help="the recogniser: tiny.en (default), base (pip install 'fdenv[base]') or a local model folder")
     c.add_argument("--condition", default=None, choices=list(CONDITIONS),
                    help="play every scene in this room of the comparison (default: a room drawn per scene, as "
                         "fdenv-train draws them)")
@@ -594,7 +615,7 @@ def main(argv=None) -> None:
         if args.split == "test":
             print("note: collecting on the test split; never train on it")
         collect(args.split, args.out, args.sets, args.limit, args.seed, args.workers, args.min_endpoint_ms, args.tts,
-                args.words, args.condition, filler_prompt=args.filler_prompt)
+                args.words, args.condition, filler_prompt=args.filler_prompt, asr=args.asr)
     else:
         for name in ("train", "val"):
             for path in getattr(args, name):
