@@ -651,7 +651,8 @@ def test_collect_in_a_condition_plays_every_scene_in_that_room(monkeypatch):
             return {"judged": [{"frame": 0, "text": "hi", "named": False, "silence_s": 0.256}]}
 
     monkeypatch.setattr(cli, "_worker", {("env", "pause", "val", "espeak"): None,
-                                         ("agent", "espeak", 250, False, "tiny.en"): Agent()})
+                                         ("agent", "espeak", 250, False, "tiny.en"): Agent(),
+                                         ("agent", "espeak", 250, True, "base"): Agent()})
     monkeypatch.setattr(cli, "play_episode",
                         lambda env, agent, options, seed: seen.append(options) or [_silent_frame()])
     office = cli.play_scene(("pause", "pause-0003"), "val", 0, 250, "espeak", condition="office_noise_echo")
@@ -659,7 +660,10 @@ def test_collect_in_a_condition_plays_every_scene_in_that_room(monkeypatch):
     assert seen[0] == {"scene": "pause-0003", "room": CONDITIONS["office_noise_echo"]}
     assert office[0]["condition"] == "office_noise_echo" and office[0]["room"] == CONDITIONS["office_noise_echo"]
     assert seen[1] == seen[2] and seen[1]["room"]["preset"] and "room_seed" in seen[1]
-    assert "condition" not in drawn[0][0]
+    assert "condition" not in drawn[0][0] and not {"asr", "filler_prompt"} & set(drawn[0][0])
+    # a line made with another recogniser or prompt says so (what fit and calibrate check)
+    other = cli.play_scene(("pause", "pause-0003"), "val", 0, 250, "espeak", filler_prompt=True, asr="base")
+    assert other[0]["asr"] == "base" and other[0]["filler_prompt"] is True
     with pytest.raises(ValueError, match="condition 'kitchen'"):
         cli.collect("val", Path("unused.jsonl"), condition="kitchen")
 

@@ -54,11 +54,10 @@ import zlib
 from pathlib import Path
 
 import numpy as np
+from fdenv_agents.cascade.asr import DEFAULT_MODEL as DEFAULT_ASR  # the cascade's recogniser
 
 from ..sim.env import FRAME_S  # the step between a silence's labels
 from ..train.frontier import CONDITIONS
-
-from fdenv_agents.cascade.asr import DEFAULT_MODEL as DEFAULT_ASR  # noqa: E402  (the cascade's recogniser)
 
 SETS = ("pause", "turn_taking", "mpe")
 # the collecting detector's long endpoint: each silence is labelled up to it. 1.6 s, the span the
@@ -113,8 +112,8 @@ def play_scene(task: tuple[str, str], split: str, seed: int, min_endpoint_ms: fl
         options = {"scene": scene_id, "room": room}
     labels = play_episode(env, agent, options, seed)
     follow = int(np.ceil((agent.endpoint_silence_ms - min_endpoint_ms) / 1000 / FRAME_S))
-    where = (({} if condition is None else {"condition": condition}) | ({"filler_prompt": True} if filler_prompt else {})
-             | ({} if asr == DEFAULT_ASR else {"asr": asr}))
+    where = ({} if condition is None else {"condition": condition}) | made_with({"filler_prompt": filler_prompt,
+                                                                               "asr": asr})
     return [{"set": set_name, "scene_id": scene_id, "room": room, **where, **silence}
             for silence in label_silences(agent.stats()["judged"], labels, follow)]
 
