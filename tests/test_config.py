@@ -61,9 +61,11 @@ def test_every_agent_config_builds_its_agent(option):
 
 
 def test_the_turn_detectors_recogniser_is_the_cascades_model_knob():
+    from fdenv.score.asr import ASRUnavailable, model_id
+
     agent = make_agent_from(compose_with("agent=turn_detector", "agent.model=tiny.en"))
-    assert agent.config()["asr"].startswith("faster-whisper:") and agent.turn_end is not None
-    with pytest.raises(Exception, match="huge"):
+    assert agent.config()["asr"] == f"faster-whisper:{model_id('tiny.en')}" and agent.turn_end is not None
+    with pytest.raises(ASRUnavailable, match="ASR model 'huge' is neither"):
         make_agent_from(compose_with("agent=turn_detector", "agent.model=huge"))
 
 
