@@ -150,9 +150,10 @@ def latency_at_tor(policy_points: list[dict], cascade_points: list[dict], target
 
 def run_point(agent, condition, sets=SETS, split: str = "test", limit: int | None = None, out="runs",
               scoring: dict | None = None, progress: bool = False, tts: str = "espeak",
-              behaviour: str = DEFAULT_PROFILE) -> dict:
+              behaviour: str = DEFAULT_PROFILE, seed: int = 0) -> dict:
     """One agent setting on ``sets`` in one room: its run folders' lines, and their measures.
-    ``behaviour``: the humans' behaviour profile (``fdenv.sim.behaviour``)."""
+    ``behaviour``: the humans' behaviour profile (``fdenv.sim.behaviour``). ``seed``: the
+    episodes' seed (the natural humans' timings, the room's placement), one episode per scene."""
     from ..run import run
     from ..runs import read_episodes
     from .compare import with_mpe
@@ -160,8 +161,9 @@ def run_point(agent, condition, sets=SETS, split: str = "test", limit: int | Non
     lines = []
     for s in sets:
         folder = run(agent, scene_set=s, split=split, limit=limit, out=out, scoring=scoring, progress=progress,
-                     room=condition, tts=tts, behaviour=behaviour)
-        lines += with_mpe(folder, read_episodes(folder), scoring)
+                     room=condition, tts=tts, behaviour=behaviour, seeds=[seed])
+        # a folder holds every seed run with this configuration: the point is this seed's episodes
+        lines += with_mpe(folder, [ln for ln in read_episodes(folder) if ln["seed"] == seed], scoring)
     data = point_data(lines)
     return {"data": data, "summary": summarise(data)}
 
