@@ -28,12 +28,12 @@ def taken(data: dict) -> list[str]:
 
 
 def draws(checkpoint: str, threshold: float, seeds, conditions, limit: int | None = 30, tts: str = "kokoro",
-          agent_tts: str = "espeak", out: str = "runs", make_agent=None) -> dict:
+          agent_tts: str = "espeak", out: str = "runs") -> dict:
     """{room: {seed: (point data, summary)}}, each point as the frontier measures one."""
+    from fdenv_agents import make_agent
+
     from fdenv.train.frontier import CONDITIONS, run_point, summarise
 
-    if make_agent is None:
-        from fdenv_agents import make_agent
     res: dict = {}
     for cond in conditions:
         for seed in seeds:
