@@ -32,7 +32,7 @@ def draws(checkpoint: str, threshold: float, seeds, conditions, limit: int | Non
     """{room: {seed: (point data, summary)}}, each point as the frontier measures one."""
     from fdenv_agents import make_agent
 
-    from fdenv.train.frontier import CONDITIONS, run_point, summarise
+    from fdenv.train.frontier import CONDITIONS, run_point
 
     res: dict = {}
     for cond in conditions:
@@ -41,7 +41,7 @@ def draws(checkpoint: str, threshold: float, seeds, conditions, limit: int | Non
                                group_checkpoint="words")
             p = run_point(agent, CONDITIONS[cond], ("pause", "turn_taking"), "test", limit, out,
                           {"profiles": ["paper"]}, tts=tts, seed=seed)
-            res.setdefault(cond, {})[seed] = (p["data"], summarise(p["data"]))
+            res.setdefault(cond, {})[seed] = (p["data"], p["summary"])
     return res
 
 

@@ -18,6 +18,8 @@ import os
 
 import numpy as np
 
+from fdenv.score.asr import DEFAULT_MODEL  # the one default recogniser, also the scorer's
+
 
 def name_prompt(name: str | None, fillers: bool = False) -> str | None:
     """Whisper's initial prompt for an assistant called ``name`` (the cascade's, and what
@@ -30,7 +32,6 @@ def name_prompt(name: str | None, fillers: bool = False) -> str | None:
     return f"{name} is the assistant." if name else None
 
 
-DEFAULT_MODEL = "tiny.en"  # the recogniser every agent and checkpoint uses unless told otherwise
 FILTER_THRESHOLD = 0.15  # speech probability under which faster-whisper's VAD filter drops audio
 
 

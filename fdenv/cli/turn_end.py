@@ -54,8 +54,8 @@ import zlib
 from pathlib import Path
 
 import numpy as np
-from fdenv_agents.cascade.asr import DEFAULT_MODEL as DEFAULT_ASR  # the cascade's recogniser
 
+from ..score.asr import DEFAULT_MODEL as DEFAULT_ASR  # the recogniser of a line that names none
 from ..sim.env import FRAME_S  # the step between a silence's labels
 from ..train.frontier import CONDITIONS
 
