@@ -14,6 +14,9 @@ $(BIN)/python:
 $(STAMP): $(BIN)/python pyproject.toml constraints.txt
 	$(BIN)/pip install -q -c constraints.txt torch==2.13.0
 	$(BIN)/pip install -q -c constraints.txt -e '.[kokoro,test]'
+	# Smart Turn v3's weights (fdenv.train.smart_turn) ship in pipecat-ai's wheel; only that file is
+	# read, and pipecat's own dependencies (which pin soxr below ours) are not needed
+	$(BIN)/pip install -q --no-deps -c constraints.txt pipecat-ai==1.14.0
 	touch $(STAMP)
 
 install: $(STAMP)

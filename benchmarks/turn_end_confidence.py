@@ -25,8 +25,6 @@ early, with their median silence. Deterministic.
 from __future__ import annotations
 
 import os
-import tempfile
-from pathlib import Path
 
 import numpy as np
 
@@ -62,7 +60,7 @@ def words_before_pauses(rows: list[dict]) -> str:
 
 
 def main(argv=None) -> None:
-    from fdenv.cli.turn_end import RULE_HEADER, benchmark_files, fit_main, rule_row
+    from fdenv.cli.turn_end import RULE_HEADER, benchmark_files, fitted_rule_rows, last_weights, rule_row
     from fdenv.train import turn_end as te
 
     args, train, val = benchmark_files(__doc__.split("\n\n")[0], argv, sound=True, words=True)
@@ -72,15 +70,12 @@ def main(argv=None) -> None:
     print(f"validation: {words_before_pauses(val)}; train: {words_before_pauses(train)}")
     print(RULE_HEADER)
     print(rule_row("shipped", te.load(te.default_checkpoint()), val), flush=True)
-    with tempfile.TemporaryDirectory() as tmp:
-        for name, sound, confidence in (("words", False, False), ("words + confidence", False, True),
-                                        ("words + sound", True, False), ("words + sound + confidence", True, True)):
-            fit_main(args.train, args.val, Path(tmp) / "m.json", log=lambda line: None, sets=args.sets,
-                     sound=sound, confidence=confidence)
-            model = te.load(Path(tmp) / "m.json")
-            if confidence:
-                name += f" (weights {', '.join(f'{w:+.2f}' for w in model.weights[-te.N_CONFIDENCE:])})"
-            print(rule_row(name, model, val), flush=True)
+    models = [(name, dict(sound=sound, confidence=confidence)) for name, sound, confidence in (
+        ("words", False, False), ("words + confidence", False, True), ("words + sound", True, False),
+        ("words + sound + confidence", True, True))]
+    for row in fitted_rule_rows(args, val, models,
+                                lambda m: last_weights(m, te.N_CONFIDENCE) if m.uses_confidence else ""):
+        print(row, flush=True)
 
 
 if __name__ == "__main__":

