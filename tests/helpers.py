@@ -66,3 +66,22 @@ def collect_files(folder, train_rows, val_rows) -> list[str]:
         path.write_text("".join(json.dumps(r) + "\n" for r in rows))
         argv += [f"--{name}", str(path)]
     return argv
+
+
+def alike_silences(n: int, seed: int, **only) -> list[dict]:
+    """``n`` collect lines alternating a pause (label 0) and the assistant's turn end (1) with the
+    same words, recogniser confidence and microphone sound: what tells them apart is ``only``,
+    each a function ``(i, end) -> value`` of a field (the cue a turn-end benchmark tries)."""
+    import numpy as np
+
+    from fdenv.train import turn_end as te
+
+    rows = []
+    for i in range(n):
+        end = i % 2
+        rows.append({"set": "pause", "scene_id": f"s{seed}-{i}", "text": "Could you add milk?", "named": False,
+                     "silence_s": 0.256, "labels": [end] * 3, "last_turn": "final" if end else "pause",
+                     "words": [["Could", 0.9], ["you", 0.99], ["add", 0.95], ["milk?", 0.9]],
+                     "sound": np.zeros((te.SOUND_WINDOWS, te.SOUND_BANDS)).tolist(),
+                     **{field: value(i, end) for field, value in only.items()}})
+    return rows

@@ -178,6 +178,33 @@ def test_a_model_that_hears_the_sound_decides_on_the_turns_own_audio():
     assert all("sound" not in j for j in quiet) and [j["p"] for j in quiet] == [j["p"] for j in judged]
 
 
+def test_a_model_may_hear_the_sound_of_the_turns_end_noise_suppressed():
+    """In the car cabin's road noise the silence after the words is barely below them on the
+    microphone; noise-suppressed, as the voice-activity detector hears it, it lies further below.
+    ``record_sound`` keeps both descriptors; a model with ``sound_from="denoised"`` decides on the
+    second, and says so in its checkpoint."""
+    rng = np.random.default_rng(0)
+    weights = np.concatenate([np.zeros(N_FEATURES), rng.normal(0, 0.1, N_SOUND)])
+    model = TurnEndModel(weights, -1.0, threshold=0.99, sound_from="denoised")
+    agent = TurnDetectorAgent(turn_end_model=model, transcriber=FixedTranscriber([CONTEXT, QUESTION]))
+    agent.record_sound = True
+    rollout(RoomEnv(scene=TWO_TURNS, behaviour="paper", room="car_cabin"), agent)
+    judged = agent.stats()["judged"]
+    assert len(judged) == 2
+    for j in judged:
+        k = int(j["silence_s"] * 1000 // 32)  # the silence's windows at the end of the descriptor
+        mic, heard = np.array(j["sound"]), np.array(j["sound_denoised"])
+        gap_mic, gap_heard = (d[: -k - 2].mean() - d[-k:].mean() for d in (mic, heard))
+        assert gap_heard > gap_mic + 0.5, (gap_mic, gap_heard)
+        expected = model.prob_after(model.text_logit(j["text"], j["named"], heard), j["silence_s"])
+        assert j["p"] == pytest.approx(expected, abs=5e-3)
+        on_mic = TurnEndModel(weights, -1.0).prob_after(TurnEndModel(weights, -1.0).text_logit(j["text"], j["named"], mic),
+                                                         j["silence_s"])
+        assert abs(on_mic - expected) > 1e-3  # the two signals give the model different answers
+    with pytest.raises(ValueError, match="sound_from='speaker'"):
+        TurnEndModel(weights, -1.0, sound_from="speaker")
+
+
 def test_a_model_that_hears_the_pitch_decides_on_the_turns_own_voice():
     """A model with pitch columns gets the F0 contour of the turn's end as the agent heard it (the
     humans' voices, then the silence unvoiced); ``record_sound`` keeps it for ``collect``."""

@@ -6,12 +6,11 @@ from __future__ import annotations
 
 import json
 
-import numpy as np
 import pytest
 
 from fdenv.train import turn_end as te
 
-from .helpers import benchmark, collect_files
+from .helpers import alike_silences, benchmark, collect_files
 from .test_turn_end import _voiced_windows
 
 
@@ -27,15 +26,7 @@ def contours():
 
 
 def _rows(n, seed, contours):
-    rows = []
-    for i in range(n):
-        end = i % 2
-        rows.append({"set": "pause", "scene_id": f"s{seed}-{i}", "text": "Could you add milk?", "named": False,
-                     "silence_s": 0.256, "labels": [end] * 3, "last_turn": "final" if end else "pause",
-                     "words": [["Could", 0.9], ["you", 0.99], ["add", 0.95], ["milk?", 0.9]],
-                     "sound": np.zeros((te.SOUND_WINDOWS, te.SOUND_BANDS)).tolist(),
-                     "pitch": contours["fall" if end else "held"][(i // 2 + seed) % 6]})
-    return rows
+    return alike_silences(n, seed, pitch=lambda i, end: contours["fall" if end else "held"][(i // 2 + seed) % 6])
 
 
 def test_the_benchmark_learns_what_only_the_pitch_tells(bench, contours, tmp_path, capsys):

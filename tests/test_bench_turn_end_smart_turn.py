@@ -6,12 +6,9 @@ from __future__ import annotations
 
 import json
 
-import numpy as np
 import pytest
 
-from fdenv.train import turn_end as te
-
-from .helpers import benchmark, collect_files
+from .helpers import alike_silences, benchmark, collect_files
 
 
 @pytest.fixture(scope="module")
@@ -20,15 +17,7 @@ def bench():
 
 
 def _rows(n, seed):
-    rows = []
-    for i in range(n):
-        end = i % 2
-        rows.append({"set": "pause", "scene_id": f"s{seed}-{i}", "text": "Could you add milk?", "named": False,
-                     "silence_s": 0.256, "labels": [end] * 3, "last_turn": "final" if end else "pause",
-                     "words": [["Could", 0.9], ["you", 0.99], ["add", 0.95], ["milk?", 0.9]],
-                     "sound": np.zeros((te.SOUND_WINDOWS, te.SOUND_BANDS)).tolist(),
-                     "smart_turn": (0.8 + 0.01 * (i % 7)) if end else (0.1 + 0.01 * (i % 5))})
-    return rows
+    return alike_silences(n, seed, smart_turn=lambda i, end: (0.8 + 0.01 * (i % 7)) if end else (0.1 + 0.01 * (i % 5)))
 
 
 def test_the_benchmark_learns_what_only_smart_turn_tells(bench, tmp_path, capsys):

@@ -449,6 +449,26 @@ def test_the_fit_command_with_sound_needs_every_descriptor(tmp_path):
     assert _the_fit_command_needs(tmp_path, lines, "sound", sound=True).uses_sound
 
 
+def test_the_fit_command_takes_the_sound_from_the_denoised_descriptor_and_keeps_the_source(tmp_path):
+    """``fit --sound-from denoised`` learns from each line's ``sound_denoised`` (here the only one
+    that tells the labels apart), writes the source into the checkpoint, and ``calibrate`` reads
+    the same descriptor again; a line without it is named."""
+    quiet, loud = np.full((te.SOUND_WINDOWS, te.SOUND_BANDS), -8.0), np.zeros((te.SOUND_WINDOWS, te.SOUND_BANDS))
+    lines = [{"set": "pause", "scene_id": f"s{i}", "text": "we went to the station", "named": False,
+              "silence_s": 0.256, "labels": [i % 2] * 3, "sound": loud.tolist(),
+              "sound_denoised": (quiet if i % 2 else loud).tolist()} for i in range(40)]
+    model = _the_fit_command_needs(tmp_path, [dict(r) for r in lines], "sound_denoised", sound=True,
+                                   sound_from="denoised")
+    assert model.uses_sound and model.sound_from == "denoised"
+    assert json.loads((tmp_path / "m.json").read_text())["sound_from"] == "denoised"
+    summary = cli.calibrate_main(tmp_path / "m.json", [tmp_path / "a.jsonl"], log=lambda line: None)
+    assert summary["files"]["a.jsonl"]["at_threshold"]["pause"]["early_on_negatives"] == 0.0
+    plain = cli.fit_main(tmp_path / "a.jsonl", tmp_path / "a.jsonl", tmp_path / "p.json", log=lambda line: None,
+                         sound=True)
+    assert plain["validation"]["roc_auc"] == 0.5  # the microphone's descriptor tells nothing here
+    assert "sound_from" not in json.loads((tmp_path / "p.json").read_text())
+
+
 def _the_fit_command_needs(tmp_path, lines: list[dict], field: str, **option) -> te.TurnEndModel:
     """``fit_main`` with ``option`` learns what only ``field`` of the ``lines`` tells (AUC 1) and
     names the first line without it; the model it wrote."""

@@ -235,6 +235,7 @@ class CascadeAgent(Agent):
         n_prefix = int(round(self.prefix_padding_ms / WINDOW_MS))
         self._min_windows = max(1, int(np.ceil(self.min_speech_ms / WINDOW_MS)))
         self._prefix: deque = deque(maxlen=n_prefix + self._min_windows)
+        self._prefix_heard: deque = deque(maxlen=n_prefix + self._min_windows)
         self._run = 0
         self._turn: dict | None = None
         self._bc = 0
@@ -297,16 +298,20 @@ class CascadeAgent(Agent):
         _, ok = (False, True) if self._gate is None else self._gate.update(w, rw, mw)
         speech = self._speech_state and ok
         self._prefix.append(w)
+        self._prefix_heard.append(v)
         turn = self._turn
         if turn is None:
             self._run = self._run + 1 if speech else 0
             if self._run >= self._min_windows:
-                self._turn = {"audio": list(self._prefix), "speech_ms": self._run * WINDOW_MS, "silence_ms": 0.0,
+                # "audio": what the recogniser hears; "heard": what the detector hears (noise-suppressed)
+                self._turn = {"audio": list(self._prefix), "heard": list(self._prefix_heard),
+                              "speech_ms": self._run * WINDOW_MS, "silence_ms": 0.0,
                               "overlapped": self.speaker.kind == "response", "bc_speech_ms": self._run * WINDOW_MS,
                               "start_s": (self._windows - self._run) * WINDOW_MS / 1000}
                 self._run = 0
             return
         turn["audio"].append(w)
+        turn["heard"].append(v)
         if speech:
             turn["speech_ms"] += WINDOW_MS
             turn["bc_speech_ms"] += WINDOW_MS

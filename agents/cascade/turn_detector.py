@@ -32,8 +32,10 @@ deployed. It reads no label and no scene text beyond those instructions; it does
 rooms apart by ear. ``stats()["judged"]``: every judged silence, with its frame, transcript, the
 probability at the first look and, when it answered early, after how long a silence
 (``python -m fdenv.cli.turn_end collect`` labels them to train the model; it sets ``record_sound``,
-and each entry then keeps the sound descriptor and the pitch contour of the turn's end as well). A
-model with sound columns gets that descriptor at its first look at each silence, one with pitch
+and each entry then keeps the sound descriptor of the turn's end, from the microphone and
+noise-suppressed, and its pitch contour as well). A model with sound columns gets that descriptor
+at its first look at each silence, from the signal its checkpoint names (``sound_from``: the
+microphone, as the recogniser hears it, or noise-suppressed, as the voice-activity detector does), one with pitch
 columns that contour (``fdenv.train.turn_end.pitch_descriptor``). A model that reads the
 recogniser's confidence (``fdenv.train.turn_end.confidence_features``) gets the words of a second
 recognition of the same audio, with their probabilities (``record_words`` keeps them in the
@@ -155,7 +157,9 @@ class TurnDetectorAgent(CascadeAgent):
         from fdenv.train.smart_turn import smart_turn_probability
         from fdenv.train.turn_end import pitch_descriptor, sound_descriptor
 
-        sound = sound_descriptor(turn["audio"]) if self.record_sound or self.turn_end.uses_sound else None
+        heard = {"microphone": turn["audio"], "denoised": turn["heard"]}
+        sound = sound_descriptor(heard[self.turn_end.sound_from]) if self.record_sound or self.turn_end.uses_sound \
+            else None
         pitch = pitch_descriptor(turn["audio"]) if self.record_sound or self.turn_end.uses_pitch else None
         words = self._transcribe_words(turn) if self.record_words or self.turn_end.uses_confidence else None
         smart = smart_turn_probability(turn["audio"]) if self.record_smart_turn or self.turn_end.uses_smart_turn \
@@ -166,7 +170,8 @@ class TurnDetectorAgent(CascadeAgent):
                                       "silence_s": round(silence_s, 3), "text": text, "named": named,
                                       "p": round(self.turn_end.prob_after(logit, silence_s), 4)})
         if self.record_sound:
-            self._stats["judged"][-1]["sound"] = np.round(sound, 2).tolist()
+            self._stats["judged"][-1]["sound"] = np.round(sound_descriptor(turn["audio"]), 2).tolist()
+            self._stats["judged"][-1]["sound_denoised"] = np.round(sound_descriptor(turn["heard"]), 2).tolist()
             self._stats["judged"][-1]["pitch"] = pitch
         if self.record_smart_turn:
             self._stats["judged"][-1]["smart_turn"] = smart

@@ -17,8 +17,8 @@ silence when it was judged, and a label for each frame of the silence from then 
 speaks again (at most up to the long endpoint), from the env (``answer_now``: 1 when the
 assistant should answer now, after a request, a final turn or a pause scene's whole turn; 0
 otherwise: a pause, a gap between one speaker's turns, people talking among themselves), and the
-sound of the turn's end (``fdenv.train.turn_end.sound_descriptor``, 2 decimals) and its pitch
-(``pitch_descriptor``); with
+sound of the turn's end (``fdenv.train.turn_end.sound_descriptor``, 2 decimals; ``sound`` from the
+microphone, ``sound_denoised`` noise-suppressed) and its pitch (``pitch_descriptor``); with
 ``--words``, also the recogniser's words of a second recognition of the same audio, each with its
 probability (``benchmarks/turn_end_confidence.py`` reads them). Lines
 are written as each scene ends (``--workers`` processes); a rerun skips scenes already in the
@@ -40,7 +40,8 @@ silences that hold a not-to-answer frame are answered on one. It prints the per-
 the rates at that threshold. ``--sound``: the model hears the sound of the turn's end too;
 ``--confidence``: it reads the recogniser's confidence in the words (files from ``collect --words``);
 ``--pitch``: it hears the pitch of the turn's end; ``--smart-turn``: it hears Smart Turn (files from
-``collect --smart-turn``).
+``collect --smart-turn``); ``--sound-from denoised``: its sound descriptor is the noise-suppressed
+one (the checkpoint says so, and its agent hears the turn's end that way).
 
 ``calibrate`` picks a checkpoint's threshold again by the same rule, held in every validation
 file (one per room) and scene set at once, and prints what each room alone would pick;
@@ -151,7 +152,7 @@ def label_silences(judged: list[dict], labels: list[dict], follow: int) -> list[
             ys.append(answer_now(labels[j], last[j]))
         out.append({"frame": d["frame"], "text": d["text"], "named": d["named"], "silence_s": d["silence_s"],
                     "expect": labels[f]["expect"], "last_turn": last[f], "labels": ys,
-                    **{k: d[k] for k in ("sound", "pitch", "words", "smart_turn") if k in d}})
+                    **{k: d[k] for k in ("sound", "sound_denoised", "pitch", "words", "smart_turn") if k in d}})
     return out
 
 
@@ -231,10 +232,12 @@ def _rows(path: Path):
 
 
 def read_lines(path: Path, sound: bool = False, words: bool = False, pitch: bool = False,
-               smart_turn: bool = False) -> list[dict]:
+               smart_turn: bool = False, sound_from: str = "microphone") -> list[dict]:
     """The labelled silences of a ``collect`` file (scenes without one are skipped); ``sound``:
-    each must carry its sound descriptor; ``words``: the recogniser's words (``collect --words``);
-    ``pitch``: its pitch contour; ``smart_turn``: Smart Turn's probability (``collect --smart-turn``)."""
+    each must carry its sound descriptor, from ``sound_from`` (``"denoised"``: its
+    ``sound_denoised`` too; ``as_heard`` takes it); ``words``: the recogniser's words
+    (``collect --words``); ``pitch``: its pitch contour; ``smart_turn``: Smart Turn's probability
+    (``collect --smart-turn``)."""
     rows = []
     for i, row in _rows(path):
         if row.get("text") is None:
@@ -244,6 +247,9 @@ def read_lines(path: Path, sound: bool = False, words: bool = False, pitch: bool
         if sound and "sound" not in row:
             raise ValueError(f"{path}:{i}: no \"sound\" descriptor, which a model with --sound needs; a file "
                              "from an older collect? collect again")
+        if sound and sound_from == "denoised" and "sound_denoised" not in row:
+            raise ValueError(f"{path}:{i}: no \"sound_denoised\" descriptor, which a model with --sound-from "
+                             "denoised needs; a file from an older collect? collect again")
         if words and "words" not in row:
             raise ValueError(f"{path}:{i}: no recogniser \"words\", which a model with --confidence needs; collect "
                              "with `collect --words`")
@@ -257,6 +263,12 @@ def read_lines(path: Path, sound: bool = False, words: bool = False, pitch: bool
     if not rows:
         raise ValueError(f"{path}: no labelled silences; run `python -m fdenv.cli.turn_end collect` first")
     return rows
+
+
+def as_heard(row: dict, sound_from: str) -> dict:
+    """A line with its ``sound`` descriptor taken from ``sound_from``
+    (``fdenv.train.turn_end.SOUND_SOURCES``): ``"denoised"``, its ``sound_denoised``."""
+    return {**row, "sound": row["sound_denoised"]} if sound_from == "denoised" else row
 
 
 def examples(rows: list[dict]) -> tuple[list[str], list[bool], list[float], list[int], list, list, list, list]:
@@ -361,21 +373,22 @@ def log_loss(p: np.ndarray, y: np.ndarray) -> float:
 
 
 def fit_main(train, val, out: Path, max_early: float = 0.05, sound: bool = False, log=print,
-             sets=None, confidence: bool = False, pitch: bool = False, smart_turn: bool = False) -> dict:
+             sets=None, confidence: bool = False, pitch: bool = False, smart_turn: bool = False,
+             sound_from: str = "microphone") -> dict:
     """``train``, ``val``: a ``collect`` file or a list of them (say, one per voice back end).
     ``sound``: the model also hears the sound of the turn's end (every line needs its descriptor).
     ``confidence``: it also reads the recogniser's confidence in the words (every line needs its
     words, ``collect --words``). ``pitch``: it also hears the pitch of the turn's end.
     ``smart_turn``: it also hears Smart Turn (every line needs its probability, ``collect --smart-turn``).
+    ``sound_from``: the signal its sound descriptor is taken from (``fdenv.train.turn_end.SOUND_SOURCES``).
     ``sets``: train, validate and pick the threshold on these scene sets' silences alone (None:
     all), say a model for a single user without the multi-party data."""
     from ..train.turn_end import fit
 
     train, val = _paths(train), _paths(val)
-    trows = of_sets([row for path in train for row in read_lines(path, sound, confidence, pitch, smart_turn)], sets,
-                    "--train")
-    vrows = of_sets([row for path in val for row in read_lines(path, sound, confidence, pitch, smart_turn)], sets,
-                    "--val")
+    trows, vrows = (of_sets([as_heard(row, sound_from) for path in paths
+                             for row in read_lines(path, sound, confidence, pitch, smart_turn, sound_from)], sets, option)
+                    for paths, option in ((train, "--train"), (val, "--val")))
     made = recogniser_of(trows + vrows, "--train/--val")
     tt, tn, ts, ty, tsd, tw, tp, tst = examples(trows)
     vt, vn, vs, vy, vsd, vw, vp, vst = examples(vrows)
@@ -384,6 +397,7 @@ def fit_main(train, val, out: Path, max_early: float = 0.05, sound: bool = False
     for l2 in L2S:
         model = fit(tt, tn, ty, ts, l2=l2, sounds=tsd if sound else None, words=tw if confidence else None,
                     pitches=tp if pitch else None, smart_turns=tst if smart_turn else None)
+        model.sound_from = sound_from
         p = np.clip(np.array([model.prob(*q) for q in zip(vt, vn, vs, vsd, vw, vp, vst)]), 1e-9, 1 - 1e-9)
         nll = log_loss(p, vy_)
         log(f"l2 {l2}: validation log-loss {nll:.4f}, ROC AUC {roc_auc(p, vy_):.3f} (per frame)")
@@ -439,9 +453,9 @@ def calibrate_main(checkpoint, val, max_early: float = 0.02, out: Path | None = 
 
     model = load(checkpoint_path(checkpoint))
     val = _paths(val)
-    per_file = {path: of_sets([{**row, "file": str(path)} for row in
+    per_file = {path: of_sets([{**as_heard(row, model.sound_from), "file": str(path)} for row in
                                 read_lines(path, model.uses_sound, model.uses_confidence, model.uses_pitch,
-                                           model.uses_smart_turn)],
+                                           model.uses_smart_turn, model.sound_from)],
                                 sets, "--val")
                 for path in val}
     rows = [r for rs in per_file.values() for r in rs]
@@ -555,11 +569,11 @@ def rule_row(name: str, model, val: list[dict], max_early: float = 0.05) -> str:
     return f"| {name} | {', '.join(aucs)} | {thr:.2f} | {'; '.join(rule)} |"
 
 
-def fitted_rule_rows(args, val: list[dict], models, label=lambda model: ""):
+def fitted_rule_rows(args, val: list[dict], models, label=lambda model: "", with_model: bool = False):
     """Each of ``models`` (``(name, fit_main's column options)``) fitted on a benchmark's files
     (``args``: ``benchmark_files``'s) and its ``rule_row`` on ``val``, at ``args.max_early`` where the
     benchmark has that option; ``label(model)``: text added to the name (say, the new columns'
-    weights). Yields the rows as each model is fitted."""
+    weights). Yields the rows as each model is fitted (``with_model``: ``(row, model)``)."""
     budget = {"max_early": args.max_early} if hasattr(args, "max_early") else {}
     with tempfile.TemporaryDirectory() as tmp:
         for name, columns in models:
@@ -567,7 +581,9 @@ def fitted_rule_rows(args, val: list[dict], models, label=lambda model: ""):
             from ..train.turn_end import load
 
             model = load(Path(tmp) / "m.json")
-            yield rule_row(name + label(model), model, val, **budget)
+            heard = [as_heard(r, model.sound_from) for r in val] if model.uses_sound else val
+            row = rule_row(name + label(model), model, heard, **budget)
+            yield (row, model) if with_model else row
 
 
 def last_weights(model, n: int, name: str = "weights") -> str:
@@ -632,6 +648,9 @@ def main(argv=None) -> None:
     f.add_argument("--pitch", action="store_true", help="the model also hears the pitch of the turn's end")
     f.add_argument("--smart-turn", action="store_true",
                    help="the model also hears Smart Turn v3 (files from `collect --smart-turn`)")
+    f.add_argument("--sound-from", default="microphone", choices=["microphone", "denoised"],
+                   help="with --sound: the descriptor of the echo-cancelled microphone (default) or of the same "
+                        "noise-suppressed, as the voice-activity detector hears it")
     f.add_argument("--sets", nargs="+", default=None, choices=list(SETS),
                    help="fit and validate on these scene sets' silences alone (default: all in the files)")
     k = sub.add_parser("calibrate", help="pick a checkpoint's threshold again, in every validation room")
@@ -671,7 +690,8 @@ def main(argv=None) -> None:
             p.error(f"--max-early {args.max_early}: expected a share in [0, 1)")
         try:
             fit_main(args.train, args.val, args.out, args.max_early, args.sound, sets=args.sets,
-                     confidence=args.confidence, pitch=args.pitch, smart_turn=args.smart_turn)
+                     confidence=args.confidence, pitch=args.pitch, smart_turn=args.smart_turn,
+                     sound_from=args.sound_from)
         except ValueError as e:  # a bad or unsuitable file: its name, line and the fix, not a traceback
             p.error(str(e))
 

@@ -24,7 +24,8 @@ threshold chosen on validation and what it was trained on.
 
 A model may also hear the sound of the turn's end (``sound_descriptor``: the log-mel of the turn's
 last second up to the decision, against its own speech level, pooled by ``sound_features`` into
-``N_SOUND`` more columns; ``fit(..., sounds=...)``), and read the recogniser's confidence in the
+``N_SOUND`` more columns; ``fit(..., sounds=...)``; taken from the microphone, or with
+``sound_from="denoised"`` noise-suppressed, which on the test split did no better), and read the recogniser's confidence in the
 words it ends on (``confidence_features``: ``N_CONFIDENCE`` more columns from the word
 probabilities; ``fit(..., words=...)``). Fitted on every scene set, neither answers sooner, so the
 default shipped model (``words``) has neither. Together, on a single user's silences, they answer
@@ -110,6 +111,10 @@ SOUND_WINDOW = 512  # samples: 32 ms
 SOUND_WINDOWS = 32  # the last 1.024 s up to the decision
 SOUND_BANDS = 16
 SOUND_POOL = (4, 2)  # windows x bands averaged into one of the model's columns
+# the signal the descriptor is taken from: the echo-cancelled microphone (what the recogniser
+# hears), or the same noise-suppressed (what the voice-activity detector hears), in which a
+# silence stays far below the speech in steady noise too
+SOUND_SOURCES = ("microphone", "denoised")
 N_SOUND = (SOUND_WINDOWS // SOUND_POOL[0]) * (SOUND_BANDS // SOUND_POOL[1])
 
 
@@ -248,6 +253,7 @@ def sound_features(descriptor) -> np.ndarray:
 class TurnEndModel:
     """``prob(text, named, silence_s, sound, words)``: P(answer now). ``threshold``: the decision
     threshold chosen on validation (the agent's default). ``meta``: what it was trained on.
+    ``sound_from``: the signal its sound descriptor is taken from (``SOUND_SOURCES``).
     ``weights``: ``N_FEATURES`` of them (words and silence), then ``N_SOUND`` for a model that also
     hears the sound of the turn's end (``uses_sound``), then ``N_CONFIDENCE`` for one that also
     reads the recogniser's confidence in the words (``uses_confidence``), then ``N_PITCH`` for one
@@ -260,7 +266,8 @@ also hears Smart Turn (``uses_smart_turn``)."""
                for s in (0, 1) for c in (0, 1) for p in (0, 1) for t in (0, 1)}
     assert len(LAYOUTS) == 16, "two column layouts have the same count"
 
-    def __init__(self, weights: np.ndarray, bias: float, threshold: float = 0.5, meta: dict | None = None):
+    def __init__(self, weights: np.ndarray, bias: float, threshold: float = 0.5, meta: dict | None = None,
+                 sound_from: str = "microphone"):
         weights = np.asarray(weights, np.float64)
         extra = weights.shape[0] - N_FEATURES if weights.ndim == 1 else None
         if extra not in self.LAYOUTS:
@@ -271,6 +278,9 @@ also hears Smart Turn (``uses_smart_turn``)."""
                              "fdenv")
         self.weights, self.bias, self.threshold = weights, float(bias), float(threshold)
         self.uses_sound, self.uses_confidence, self.uses_pitch, self.uses_smart_turn = self.LAYOUTS[extra]
+        if sound_from not in SOUND_SOURCES:
+            raise ValueError(f"turn-end model: sound_from={sound_from!r}; expected one of {list(SOUND_SOURCES)}")
+        self.sound_from = sound_from
         self.meta = dict(meta or {})
 
     def prob(self, text: str, named: bool = False, silence_s: float = 0.0, sound=None, words=None,
@@ -321,6 +331,7 @@ also hears Smart Turn (``uses_smart_turn``)."""
                                           "bias": self.bias, "weights": [round(float(w), 6) for w in self.weights],
                                           **({"pitch": True} if self.uses_pitch else {}),
                                           **({"smart_turn": True} if self.uses_smart_turn else {}),
+                                          **({"sound_from": self.sound_from} if self.sound_from != "microphone" else {}),
                                           "meta": self.meta}, indent=1))
 
 
@@ -339,7 +350,8 @@ def load(path: str | Path) -> TurnEndModel:
     if data.get("silence_steps_s") != list(SILENCE_STEPS_S):
         raise ValueError(f"{path}: silence_steps_s={data.get('silence_steps_s')!r}, this fdenv uses "
                          f"{list(SILENCE_STEPS_S)}; retrain it")
-    return TurnEndModel(np.array(data["weights"]), data["bias"], data.get("threshold", 0.5), data.get("meta"))
+    return TurnEndModel(np.array(data["weights"]), data["bias"], data.get("threshold", 0.5), data.get("meta"),
+                        data.get("sound_from", "microphone"))
 
 
 def fit(texts: list[str], named: list[bool], labels: list[int], silence_s: list[float] | None = None,
