@@ -35,8 +35,8 @@ probability at the first look and, when it answered early, after how long a sile
 and each entry then keeps the sound descriptor of the turn's end, from the microphone and
 noise-suppressed, and its pitch contour as well). A model with sound columns gets that descriptor
 at its first look at each silence, from the signal its checkpoint names (``sound_from``: the
-microphone, as the recogniser hears it, or noise-suppressed, as the voice-activity detector does), one with pitch
-columns that contour (``fdenv.train.turn_end.pitch_descriptor``). A model that reads the
+microphone, as the recogniser hears it, or noise-suppressed, as the voice-activity detector
+does), one with pitch columns that contour (``fdenv.train.turn_end.pitch_descriptor``). A model that reads the
 recogniser's confidence (``fdenv.train.turn_end.confidence_features``) gets the words of a second
 recognition of the same audio, with their probabilities (``record_words`` keeps them in the
 entry too). A model that hears Smart Turn (``fdenv.train.smart_turn``) gets its probability that

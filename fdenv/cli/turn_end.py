@@ -63,6 +63,7 @@ import numpy as np
 from ..score.asr import DEFAULT_MODEL as DEFAULT_ASR  # the recogniser of a line that names none
 from ..sim.env import FRAME_S  # the step between a silence's labels
 from ..train.frontier import CONDITIONS
+from ..train.turn_end import SOUND_SOURCES
 
 SETS = ("pause", "turn_taking", "mpe")
 # the collecting detector's long endpoint: each silence is labelled up to it. 1.6 s, the span the
@@ -385,6 +386,8 @@ def fit_main(train, val, out: Path, max_early: float = 0.05, sound: bool = False
     all), say a model for a single user without the multi-party data."""
     from ..train.turn_end import fit
 
+    if sound_from not in SOUND_SOURCES:
+        raise ValueError(f"sound_from={sound_from!r}: expected one of {list(SOUND_SOURCES)}")
     train, val = _paths(train), _paths(val)
     trows, vrows = (of_sets([as_heard(row, sound_from) for path in paths
                              for row in read_lines(path, sound, confidence, pitch, smart_turn, sound_from)], sets, option)
@@ -574,12 +577,12 @@ def fitted_rule_rows(args, val: list[dict], models, label=lambda model: "", with
     (``args``: ``benchmark_files``'s) and its ``rule_row`` on ``val``, at ``args.max_early`` where the
     benchmark has that option; ``label(model)``: text added to the name (say, the new columns'
     weights). Yields the rows as each model is fitted (``with_model``: ``(row, model)``)."""
+    from ..train.turn_end import load
+
     budget = {"max_early": args.max_early} if hasattr(args, "max_early") else {}
     with tempfile.TemporaryDirectory() as tmp:
         for name, columns in models:
             fit_main(args.train, args.val, Path(tmp) / "m.json", log=lambda line: None, sets=args.sets, **columns)
-            from ..train.turn_end import load
-
             model = load(Path(tmp) / "m.json")
             heard = [as_heard(r, model.sound_from) for r in val] if model.uses_sound else val
             row = rule_row(name + label(model), model, heard, **budget)
@@ -648,7 +651,7 @@ def main(argv=None) -> None:
     f.add_argument("--pitch", action="store_true", help="the model also hears the pitch of the turn's end")
     f.add_argument("--smart-turn", action="store_true",
                    help="the model also hears Smart Turn v3 (files from `collect --smart-turn`)")
-    f.add_argument("--sound-from", default="microphone", choices=["microphone", "denoised"],
+    f.add_argument("--sound-from", default="microphone", choices=list(SOUND_SOURCES),
                    help="with --sound: the descriptor of the echo-cancelled microphone (default) or of the same "
                         "noise-suppressed, as the voice-activity detector hears it")
     f.add_argument("--sets", nargs="+", default=None, choices=list(SETS),

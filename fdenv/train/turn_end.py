@@ -25,10 +25,11 @@ threshold chosen on validation and what it was trained on.
 A model may also hear the sound of the turn's end (``sound_descriptor``: the log-mel of the turn's
 last second up to the decision, against its own speech level, pooled by ``sound_features`` into
 ``N_SOUND`` more columns; ``fit(..., sounds=...)``; taken from the microphone, or with
-``sound_from="denoised"`` noise-suppressed, which on the test split did no better), and read the recogniser's confidence in the
-words it ends on (``confidence_features``: ``N_CONFIDENCE`` more columns from the word
-probabilities; ``fit(..., words=...)``). Fitted on every scene set, neither answers sooner, so the
-default shipped model (``words``) has neither. Together, on a single user's silences, they answer
+``sound_from="denoised"`` noise-suppressed, which on the test split did no better), and read the
+recogniser's confidence in the words it ends on (``confidence_features``: ``N_CONFIDENCE`` more
+columns from the word probabilities; ``fit(..., words=...)``). Fitted on every scene set, neither
+answers sooner, so the default shipped model (``words``) has neither. Together, on a single
+user's silences, they answer
 most turn ends at the first look: the shipped ``single_user`` model (``SHIPPED``; docs/training.md,
 "The recogniser's confidence, and a model for a single user"). A model may also hear the pitch of
 the turn's end (``pitch_descriptor``: the F0 contour of its last 1.2 s against the turn's
@@ -258,7 +259,7 @@ class TurnEndModel:
     hears the sound of the turn's end (``uses_sound``), then ``N_CONFIDENCE`` for one that also
     reads the recogniser's confidence in the words (``uses_confidence``), then ``N_PITCH`` for one
     that also hears the pitch of the turn's end (``uses_pitch``), then ``N_SMART_TURN`` for one that
-also hears Smart Turn (``uses_smart_turn``)."""
+    also hears Smart Turn (``uses_smart_turn``)."""
 
     # the columns after the words' and silence's: (sound, confidence, pitch, smart turn) by their
     # count (each sum is distinct; checked below)
@@ -274,8 +275,7 @@ also hears Smart Turn (``uses_smart_turn``)."""
             raise ValueError(f"turn-end model: {weights.shape[0] if weights.ndim == 1 else weights.shape} weights, "
                              f"the features have {N_FEATURES} (plus {N_SOUND} with the sound, {N_CONFIDENCE} with "
                              f"the recogniser's confidence, {N_PITCH} with the pitch, {N_SMART_TURN} with Smart "
-                             "Turn); retrain it with this version of "
-                             "fdenv")
+                             "Turn); retrain it with this version of fdenv")
         self.weights, self.bias, self.threshold = weights, float(bias), float(threshold)
         self.uses_sound, self.uses_confidence, self.uses_pitch, self.uses_smart_turn = self.LAYOUTS[extra]
         if sound_from not in SOUND_SOURCES:
