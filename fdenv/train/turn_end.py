@@ -29,9 +29,9 @@ last second up to the decision, against its own speech level, pooled by ``sound_
 recogniser's confidence in the words it ends on (``confidence_features``: ``N_CONFIDENCE`` more
 columns from the word probabilities; ``fit(..., words=...)``). Fitted on every scene set, neither
 answers sooner, so the default shipped model (``words``) has neither. Together, on a single
-user's silences, they answer
-most turn ends at the first look: the shipped ``single_user`` model (``SHIPPED``; docs/training.md,
-"The recogniser's confidence, and a model for a single user"). A model may also hear the pitch of
+user's silences, they answer most turn ends at the first look: the shipped ``single_user`` model
+(``SHIPPED``; docs/training.md, "The recogniser's confidence, and a model for a single user"). A
+model may also hear the pitch of
 the turn's end (``pitch_descriptor``: the F0 contour of its last 1.2 s against the turn's
 register; ``pitch_features``: ``N_PITCH`` more columns; ``fit(..., pitches=...)``); beside the
 sound and the confidence it added nothing on validation, so no shipped model has it
