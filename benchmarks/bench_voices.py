@@ -14,7 +14,11 @@ cache) at 16 kHz with the voice map's voices:
   ``[pause=S]`` over the piece's median F0, with the turn in one piece (as the env renders it)
   and with each piece spoken on its own (the old way); as the measure's reference on the same
   renders, the ratio at words inside a piece (a phrase that goes on, no pause) and at the end of
-  a turn that is a statement (where a final fall belongs).
+  a turn that is a statement (where a final fall belongs);
+- on the same turns, as a judge trained on people's speech rather than on these voices: Smart
+  Turn v3's P(complete) (``fdenv.train.smart_turn``) 0.25 s into the silence after each piece
+  before a pause (the turn so far, as the turn detector first looks at it; one piece, and each
+  piece alone) and after the turn's end. Dry renders, no room.
 """
 
 from __future__ import annotations
@@ -85,8 +89,15 @@ def pause_prosody(r, n_scenes: int) -> None:
     from fdenv.render.prosody import end_f0_ratio
     from fdenv.scene import load_set
 
+    from fdenv.train.smart_turn import smart_turn_probability
+
+    def heard_complete(audio: np.ndarray) -> float:  # 0.25 s into the silence after it
+        x = np.concatenate([audio, np.zeros(int(0.25 * SR), np.float32)]).astype(np.float32)
+        return smart_turn_probability(list(x[len(x) % 512:].reshape(-1, 512)))
+
     one, alone = [], []
     inner, last = [], []
+    st_one, st_alone, st_end = [], [], []
     for scene in load_set("pause", "test")[:n_scenes]:
         for pieces in turn_clips(scene, voice_map(scene, r)):
             if len(pieces) < 2:
@@ -99,12 +110,21 @@ def pause_prosody(r, n_scenes: int) -> None:
                 last.append(end_f0_ratio(said[-1].audio, SR))
             inner += [end_f0_ratio(p.audio[: int(w.end * SR)], SR) for p in said for w in p.words[:-1]
                       if w.end >= 0.8 and not w.text.endswith((",", ".", "?", "!", ";", ":"))]
+            so_far = [np.concatenate([p.audio for p in said[: k + 1]]) for k in range(len(said))]
+            st_one += [heard_complete(a) for a in so_far[:-1]]
+            st_alone += [heard_complete(r.clip(t, voice)) for t in texts[:-1]]
+            st_end.append(heard_complete(so_far[-1]))
     for label, v in (("one piece (the env)", one), ("each piece alone", alone),
                      ("reference: at a word inside a piece", inner), ("reference: a statement's end", last)):
         v = np.asarray(v)
         print(f"  end F0 / median F0, {label}: median {np.nanmedian(v):.2f}, "
               f"10-90 % [{np.nanpercentile(v, 10):.2f}, {np.nanpercentile(v, 90):.2f}], "
               f"under 0.85: {int((v < 0.85).sum())} of {len(v)}")
+    for label, v in (("before a pause, one piece (the env)", st_one), ("before a pause, each piece alone", st_alone),
+                     ("at the turn's end", st_end)):
+        v = np.asarray(v)
+        print(f"  Smart Turn P(complete), {label}: median {np.median(v):.2f}, heard as complete (over 0.5): "
+              f"{int((v > 0.5).sum())} of {len(v)}")
 
 
 if __name__ == "__main__":
