@@ -60,8 +60,8 @@ def silence_below_speech(rows: list[dict]) -> list[str]:
 
 
 def main(argv=None) -> None:
-    from fdenv.cli.turn_end import RULE_HEADER, SETS, as_heard, by_set, fitted_rule_rows, of_sets, pick_threshold
-    from fdenv.cli.turn_end import rates, read_lines
+    from fdenv.cli.turn_end import (RULE_HEADER, SETS, as_heard, fitted_rule_rows, of_sets, pick_threshold, read_lines,
+                                    rule_cell)
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--train", nargs="+", required=True, type=Path)
@@ -78,22 +78,16 @@ def main(argv=None) -> None:
     print(f"{len(train)} train silences, {len(val)} validation silences")
     for line in silence_below_speech(train):
         print(f"train, {line}")
-    models = []
     print(RULE_HEADER)
-    for row, model in fitted_rule_rows(args, val, MODELS, with_model=True):
+    at = []  # (name, model, its threshold on the validation files)
+    for (name, _), (row, model) in zip(MODELS, fitted_rule_rows(args, val, MODELS, with_model=True)):
         print(row, flush=True)
-        models.append((row.split(" | ")[0].lstrip("| "), model))
+        at.append((name, model, pick_threshold(model, [as_heard(r, model.sound_from) for r in val], args.max_early)))
     for path in args.rooms:
         rows = lines([path], "--rooms")
-        for name, model in models:
-            threshold = pick_threshold(model, [as_heard(r, model.sound_from) for r in val], args.max_early)
-            per_set = []
-            for s, group in by_set([as_heard(r, model.sound_from) for r in rows]).items():
-                r = rates(model, group, threshold)
-                when = "-" if r["median_silence_s"] is None else f"{r['median_silence_s']:.2f} s"
-                per_set.append(f"{s}: {r['early_on_negatives']:.3f} / {r['early_on_positives']:.2f} at {when}")
-            print(f"{path.name}, {name} at {threshold:.2f}: {'; '.join(per_set)}", flush=True)
-
+        for name, model, threshold in at:
+            print(f"{path.name}, {name} at {threshold:.2f}: "
+                  f"{rule_cell(model, [as_heard(r, model.sound_from) for r in rows], threshold)}", flush=True)
 
 if __name__ == "__main__":
     main()

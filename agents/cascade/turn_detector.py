@@ -36,10 +36,10 @@ and each entry then keeps the sound descriptor of the turn's end, from the micro
 noise-suppressed, and its pitch contour as well). A model with sound columns gets that descriptor
 at its first look at each silence, from the signal its checkpoint names (``sound_from``: the
 microphone, as the recogniser hears it, or noise-suppressed, as the voice-activity detector
-does), one with pitch columns that contour (``fdenv.train.turn_end.pitch_descriptor``). A model that reads the
-recogniser's confidence (``fdenv.train.turn_end.confidence_features``) gets the words of a second
-recognition of the same audio, with their probabilities (``record_words`` keeps them in the
-entry too). A model that hears Smart Turn (``fdenv.train.smart_turn``) gets its probability that
+does), one with pitch columns that contour (``fdenv.train.turn_end.pitch_descriptor``). A model
+that reads the recogniser's confidence (``fdenv.train.turn_end.confidence_features``) gets the
+words of a second recognition of the same audio, with their probabilities (``record_words``
+keeps them in the entry too). A model that hears Smart Turn (``fdenv.train.smart_turn``) gets its probability that
 the turn is complete, from the turn's audio up to the first look (``record_smart_turn`` keeps it).
 
 Like the cascade, its compute does not delay it: the partial transcript is taken as available
@@ -157,9 +157,11 @@ class TurnDetectorAgent(CascadeAgent):
         from fdenv.train.smart_turn import smart_turn_probability
         from fdenv.train.turn_end import pitch_descriptor, sound_descriptor
 
-        heard = {"microphone": turn["audio"], "denoised": turn["heard"]}
-        sound = sound_descriptor(heard[self.turn_end.sound_from]) if self.record_sound or self.turn_end.uses_sound \
-            else None
+        heard = {"microphone": turn["audio"], "denoised": turn["heard"]}  # fdenv.train.turn_end.SOUND_SOURCES
+        # collect keeps both descriptors; a model hears the one its checkpoint names
+        sources = heard if self.record_sound else [self.turn_end.sound_from] if self.turn_end.uses_sound else []
+        sounds = {src: sound_descriptor(heard[src]) for src in sources}
+        sound = sounds.get(self.turn_end.sound_from)
         pitch = pitch_descriptor(turn["audio"]) if self.record_sound or self.turn_end.uses_pitch else None
         words = self._transcribe_words(turn) if self.record_words or self.turn_end.uses_confidence else None
         smart = smart_turn_probability(turn["audio"]) if self.record_smart_turn or self.turn_end.uses_smart_turn \
@@ -170,8 +172,8 @@ class TurnDetectorAgent(CascadeAgent):
                                       "silence_s": round(silence_s, 3), "text": text, "named": named,
                                       "p": round(self.turn_end.prob_after(logit, silence_s), 4)})
         if self.record_sound:
-            self._stats["judged"][-1]["sound"] = np.round(sound_descriptor(turn["audio"]), 2).tolist()
-            self._stats["judged"][-1]["sound_denoised"] = np.round(sound_descriptor(turn["heard"]), 2).tolist()
+            self._stats["judged"][-1]["sound"] = np.round(sounds["microphone"], 2).tolist()
+            self._stats["judged"][-1]["sound_denoised"] = np.round(sounds["denoised"], 2).tolist()
             self._stats["judged"][-1]["pitch"] = pitch
         if self.record_smart_turn:
             self._stats["judged"][-1]["smart_turn"] = smart

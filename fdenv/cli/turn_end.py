@@ -564,12 +564,18 @@ def rule_row(name: str, model, val: list[dict], max_early: float = 0.05) -> str:
         p = np.array([model.prob(*q) for q in zip(t, n, si, d, w, pc, st)])
         aucs.append(f"{s} {roc_auc(p, np.array(y)):.3f}")
     thr = pick_threshold(model, val, max_early)
-    rule = []
-    for s, rows in groups.items():
-        r = rates(model, rows, thr)
+    return f"| {name} | {', '.join(aucs)} | {thr:.2f} | {rule_cell(model, val, thr)} |"
+
+
+def rule_cell(model, rows: list[dict], threshold: float) -> str:
+    """Per scene set of ``rows``, at ``threshold``: the share of not-to-answer silences answered
+    early / of the assistant's answered early, at a median silence."""
+    cells = []
+    for s, group in by_set(rows).items():
+        r = rates(model, group, threshold)
         when = "-" if r["median_silence_s"] is None else f"{r['median_silence_s']:.2f} s"
-        rule.append(f"{s}: {r['early_on_negatives']:.3f} / {r['early_on_positives']:.2f} at {when}")
-    return f"| {name} | {', '.join(aucs)} | {thr:.2f} | {'; '.join(rule)} |"
+        cells.append(f"{s}: {r['early_on_negatives']:.3f} / {r['early_on_positives']:.2f} at {when}")
+    return "; ".join(cells)
 
 
 def fitted_rule_rows(args, val: list[dict], models, label=lambda model: "", with_model: bool = False):

@@ -74,6 +74,7 @@ def smart_turn_probability(windows: list[np.ndarray]) -> float:
     first, up to the decision); 4 decimals."""
     if not windows:
         raise ValueError("smart_turn_probability: no audio windows")
-    audio = np.concatenate([np.asarray(w, np.float32) for w in windows[-(WINDOW_S * RATE // len(windows[-1]) + 1):]])
+    heard = WINDOW_S * RATE // len(windows[-1]) + 1  # the windows that reach into the model's last 8 s
+    audio = np.concatenate([np.asarray(w, np.float32) for w in windows[-heard:]])
     p = _session().run(None, {"input_features": model_input(audio)})[0]
     return round(float(np.asarray(p).ravel()[0]), 4)
