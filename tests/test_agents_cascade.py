@@ -572,6 +572,53 @@ def test_whisper_words_are_the_transcripts_words_with_their_probabilities():
     assert recogniser.transcribe_words(np.zeros(SR, np.float32)) == []
 
 
+def test_a_looping_decode_is_decoded_again_without_repeated_trigrams():
+    """Whisper's test of a failed decode (gzip compression ratio above 2.4) finds a loop; the
+    second decode, deterministic, may not repeat three tokens. A decode that does not loop is
+    decoded once, as before."""
+    from types import SimpleNamespace
+
+    from fdenv_agents.cascade.asr import LOOP_COMPRESSION_RATIO, WhisperTranscriber
+
+    class Decoder:  # faster-whisper's WhisperModel.transcribe, as the transcriber calls it
+        def __init__(self, first_ratio):
+            self.first_ratio, self.calls = first_ratio, []
+
+        def transcribe(self, audio, **options):
+            self.calls.append(options)
+            looped = len(self.calls) == 1 and self.first_ratio > LOOP_COMPRESSION_RATIO
+            text = "Good morning." + " Good morning." * 20 if looped else " Good morning!"
+            return iter([SimpleNamespace(text=text, compression_ratio=self.first_ratio if len(self.calls) == 1 else 1.3,
+                                         words=None)]), None
+
+    audio = np.full(SR, 0.01, np.float32)
+    for ratio, calls, text in ((6.1, 2, "Good morning!"), (LOOP_COMPRESSION_RATIO, 1, "Good morning!")):
+        recogniser = WhisperTranscriber()
+        recogniser._model = decoder = Decoder(ratio)
+        assert recogniser.transcribe(audio, "Aria is the assistant.") == text
+        assert len(decoder.calls) == calls, decoder.calls
+        assert "no_repeat_ngram_size" not in decoder.calls[0]
+        if calls == 2:  # the same decode but for the repeats
+            assert decoder.calls[1] == {**decoder.calls[0], "no_repeat_ngram_size": 3}
+
+
+@pytest.mark.slow
+def test_whisper_does_not_loop_on_a_phrase_heard_in_road_noise():
+    # A validation pause scene in the car cabin (road noise at 5 dB SNR, Kokoro's voices): greedy
+    # decoding heard "Good morning. I'd like to look at people. Good morning. Good morning. ..." (a
+    # loop of 70 repeats), which reads as a finished sentence and was answered 0.26 s into the pause.
+    pytest.importorskip("kokoro_onnx")
+    from fdenv.cli.turn_end import play_scene
+
+    heard = [s["text"] for sid in ("pause-0189", "pause-0196")
+             for s in play_scene(("pause", sid), "val", 0, 250, "kokoro", condition="car_cabin")]
+    assert heard, "no judged silences"
+    for text in heard:
+        words = text.split()
+        assert not any(words[i:i + n] == words[i + n:i + 2 * n] == words[i + 2 * n:i + 3 * n]
+                       for n in range(1, 4) for i in range(len(words))), text
+
+
 def test_the_filler_prompt_is_written_with_fillers_and_reaches_the_recogniser():
     from fdenv_agents.cascade.asr import name_prompt
 

@@ -10,6 +10,10 @@ cabin (road noise at 5 dB SNR, Kokoro's voices), so they went unanswered; at 0.1
 quiet room's transcripts are unchanged. It only has to remove what is plainly not speech.
 ``prompt`` (the assistant's name) goes in as Whisper's initial prompt: the keyword boosting
 voice-agent builders give their STT, without which tiny.en hears "Aria" as "There we go".
+A decode that loops ("Good morning. Good morning. Good morning. ...": greedy decoding in road
+noise) is found by Whisper's own test of a failed decode, its text's gzip compression ratio
+above ``LOOP_COMPRESSION_RATIO``, and decoded once more with no trigram of tokens repeated. Whisper
+itself would sample again at a higher temperature, which is not deterministic.
 """
 
 from __future__ import annotations
@@ -33,6 +37,8 @@ def name_prompt(name: str | None, fillers: bool = False) -> str | None:
 
 
 FILTER_THRESHOLD = 0.15  # speech probability under which faster-whisper's VAD filter drops audio
+LOOP_COMPRESSION_RATIO = 2.4  # Whisper's (and faster-whisper's) threshold of a too repetitive decode
+LOOP_NO_REPEAT_NGRAM = 3  # the second decode of a loop: no three tokens in a row repeated
 
 
 class WhisperTranscriber:
@@ -69,12 +75,13 @@ class WhisperTranscriber:
         x = np.ascontiguousarray(audio16k, dtype=np.float32)
         if x.size == 0 or not np.any(x):
             return []
-        segs, _ = self._model.transcribe(x, language="en", beam_size=self.beam_size, temperature=0.0,
-                                         condition_on_previous_text=False, vad_filter=True,
-                                         vad_parameters={"threshold": self.filter_threshold},
-                                         initial_prompt=prompt or None, without_timestamps=True,
-                                         word_timestamps=words)
-        return list(segs)
+        decode = dict(language="en", beam_size=self.beam_size, temperature=0.0, condition_on_previous_text=False,
+                      vad_filter=True, vad_parameters={"threshold": self.filter_threshold},
+                      initial_prompt=prompt or None, without_timestamps=True, word_timestamps=words)
+        segs = list(self._model.transcribe(x, **decode)[0])
+        if any(s.compression_ratio > LOOP_COMPRESSION_RATIO for s in segs):
+            segs = list(self._model.transcribe(x, **decode, no_repeat_ngram_size=LOOP_NO_REPEAT_NGRAM)[0])
+        return segs
 
 
 class FixedTranscriber:

@@ -1,0 +1,50 @@
+"""``benchmarks/asr_loops.py``: transcripts that loop, counted by Whisper's own test (gzip
+compression ratio), per ``collect`` file, and the turn detector's rule on them."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from .helpers import alike_silences, benchmark
+
+LOOP = "Good morning. I'd like to look at people." + " Good morning." * 12
+
+
+@pytest.fixture(scope="module")
+def bench():
+    return benchmark("asr_loops")
+
+
+def _file(path, looped: set[int]):
+    rows = alike_silences(6, 0, text=lambda i, end: LOOP if i in looped else "Could you add milk?")
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return str(path)
+
+
+def test_whispers_test_finds_the_loops_not_the_sentences(bench):
+    assert bench.loops(LOOP)
+    assert not bench.loops("Good morning. I'd like to look at people. Good morning!")
+    assert not bench.loops("Could you tell me about the history of trains, and of the trains before them?")
+    assert not bench.loops("")
+
+
+def test_each_file_says_how_many_transcripts_loop_and_where(bench, tmp_path, capsys):
+    before, after = _file(tmp_path / "before.jsonl", {0, 3}), _file(tmp_path / "after.jsonl", set())
+    bench.main(["--files", before, after])
+    assert capsys.readouterr().out.splitlines() == [
+        "before.jsonl: 6 silences, 2 transcripts loop (s0-0, s0-3)", "after.jsonl: 6 silences, 0 transcripts loop (none)"]
+    bench.main(["--files", before, "--checkpoint", "single_user", "--threshold", "0.5"])
+    line = capsys.readouterr().out.strip()
+    assert line.startswith("before.jsonl: 6 silences, 2 transcripts loop (s0-0, s0-3); 0.50: pause: ")
+    assert line.count(" / ") == 1  # one scene set: its pauses answered early / its ends answered early
+
+
+def test_a_file_without_the_recognisers_words_is_named(bench, tmp_path):
+    rows = alike_silences(4, 0)
+    del rows[1]["words"]
+    (tmp_path / "old.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    bench.main(["--files", str(tmp_path / "old.jsonl")])  # counting needs no words
+    with pytest.raises(ValueError, match=r"old.jsonl:2: no recogniser \"words\""):
+        bench.main(["--files", str(tmp_path / "old.jsonl"), "--checkpoint", "single_user"])
