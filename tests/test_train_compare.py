@@ -125,6 +125,116 @@ def test_the_turn_taking_tor_is_read_where_the_latency_is():
     assert "turn-taking TOR there: policy 0.550 [" in text and "cascade 1.000 [1.000, 1.000]" in text
 
 
+def _episodes(per_scene: list[list], dim: str, latencies: list[list] | None = None) -> list[dict]:
+    """Run lines of several episodes (seeds 0, 1, ...) of each scene: ``per_scene[i]`` its TOs."""
+    out = []
+    for i, tos in enumerate(per_scene):
+        for seed, to in enumerate(tos):
+            lat = None if latencies is None else latencies[i][seed]
+            out.append({**fdb(f"{dim[0]}{i}", dim, to, lat), "seed": seed})
+    return out
+
+
+def test_several_episodes_of_a_scene_are_pooled_and_resampled_with_their_scene():
+    """Two episodes per scene: each is kept under its own key, the measures pool them, and the
+    bootstrap draws scenes, so a scene's episodes move together (an interval over 4 scenes, not 8
+    episodes)."""
+    from fdenv.train.frontier import point_data, scene_of, summarise
+
+    lines = _episodes([[1, 0], [0, 0], [1, 1], [0, 0]], "pause_handling")
+    lines += _episodes([[1, 1], [1, 0]], "turn_taking", [[0.3, 0.5], [0.9, None]])
+    data = point_data(lines)
+    assert sorted(data["pause"]) == ["p0@0", "p0@1", "p1@0", "p1@1", "p2@0", "p2@1", "p3@0", "p3@1"]
+    assert data["latency"] == {"t0@0": 0.3, "t0@1": 0.5, "t1@0": 0.9}
+    assert {scene_of(k) for k in data["pause"]} == {"p0", "p1", "p2", "p3"} and scene_of("p0") == "p0"
+    s = summarise(data)
+    assert s["pause_tor"]["value"] == 3 / 8 and (s["pause_tor"]["n"], s["pause_tor"]["n_groups"]) == (8, 4)
+    assert s["turn_taking_tor"]["value"] == 3 / 4 and s["turn_taking_tor"]["n_groups"] == 2
+    assert s["latency_median"]["value"] == 0.5 and s["latency_median"]["n_groups"] == 2
+    # one episode per scene: the keys are the scene ids, as before
+    assert sorted(point_data(_episodes([[1], [0]], "pause_handling"))["pause"]) == ["p0", "p1"]
+
+
+def test_an_episode_repeated_changes_no_measure_nor_interval():
+    """Each scene played twice with the same results is the same evidence as once: every measure,
+    interval and the latency at pause TOR 0.10 against the cascade come out the same."""
+    from fdenv.train.frontier import latency_at_tor, point_data, summarise
+
+    n = 30
+    pauses = [[int(i % 4 == 0)] for i in range(n)]
+    lats = [[0.3 + 0.05 * (i % 7)] for i in range(n)]
+
+    def point(k, pause, lat):
+        data = point_data(_episodes([t * k for t in pause], "pause_handling")
+                          + _episodes([[1] * k] * n, "turn_taking", [t * k for t in lat]))
+        return {"setting": {}, "data": data}
+
+    once = [point(1, pauses, lats), point(1, [[0]] * n, [[x[0] + 0.6] for x in lats])]
+    twice = [point(2, pauses, lats), point(2, [[0]] * n, [[x[0] + 0.6] for x in lats])]
+    assert "p0@1" in twice[0]["data"]["pause"]
+    for a, b in zip(once, twice):
+        sa, sb = summarise(a["data"]), summarise(b["data"])
+        for key in sa:
+            assert {k: v for k, v in sa[key].items() if k != "n"} == {k: v for k, v in sb[key].items() if k != "n"}
+    cascade = lambda k: [point(k, pauses, [[x[0] + 0.8] for x in lats]), point(k, [[0]] * n, [[2.0]] * n)]  # noqa: E731
+    assert latency_at_tor(once, cascade(1), n_resamples=200) == latency_at_tor(twice, cascade(2), n_resamples=200)
+
+
+def test_a_real_point_with_two_episodes_per_scene_reads_both_seeds_from_one_folder(tmp_path):
+    """``run_point(episodes=2)``: one run folder per set holds seeds 0 and 1 of each scene, the
+    point reads both, and the single-episode point read from the same folder is seed 0's alone."""
+    from fdenv_agents import make_agent
+
+    from fdenv.runs import read_episodes
+    from fdenv.train.frontier import run_point
+
+    two = run_point(make_agent("talker"), None, sets=("pause",), limit=2, out=tmp_path, episodes=2)
+    one = run_point(make_agent("talker"), None, sets=("pause",), limit=2, out=tmp_path)
+    assert sorted(two["data"]["pause"]) == ["pause-0005@0", "pause-0005@1", "pause-0012@0", "pause-0012@1"]
+    assert one["data"]["pause"] == {k.split("@")[0]: v for k, v in two["data"]["pause"].items() if k.endswith("@0")}
+    (folder,) = {p.parent for p in tmp_path.glob("*/episodes.jsonl")}
+    assert sorted((ln["scene_id"], ln["seed"]) for ln in read_episodes(folder)) == [
+        ("pause-0005", 0), ("pause-0005", 1), ("pause-0012", 0), ("pause-0012", 1)]
+    assert two["summary"]["pause_tor"]["n_groups"] == 2
+    import pytest
+
+    for bad in (0, -1, 1.5, True):
+        with pytest.raises(ValueError, match="episodes="):
+            run_point(make_agent("talker"), None, sets=("pause",), limit=2, out=tmp_path, episodes=bad)
+
+
+def test_the_frontier_says_how_many_episodes_and_keeps_reports_of_other_counts_apart(monkeypatch):
+    import pytest
+
+    from fdenv.train import frontier as fr
+
+    counts = []
+
+    def run_point(agent, room, sets, split, limit, out, scoring, tts="espeak", behaviour="natural", episodes=1):
+        counts.append(episodes)
+        return _summarised_point()
+
+    monkeypatch.setattr(fr, "run_point", run_point)
+    kw = dict(conditions=["anechoic"], thresholds=[0.5], endpoints_ms=[1000], log=lambda s: None)
+    three = fr.frontier("p.pt", lambda name, **k: name, episodes=3, **kw)
+    assert counts == [3, 3] and three["anechoic"]["episodes"] == 3
+    assert "; 3 episodes per scene" in fr.markdown(three)
+    one = fr.frontier("p.pt", lambda name, **k: name, **kw)
+    assert "episodes" not in one["anechoic"] and "episodes per scene" not in fr.markdown(one)
+    with pytest.raises(ValueError, match="episodes 3, an earlier report's None"):
+        fr.merge([one, three])
+
+
+def test_the_frontier_command_refuses_fewer_than_one_episode(capsys):
+    import pytest
+
+    from fdenv.cli.compare import main
+
+    with pytest.raises(SystemExit):
+        main(["frontier", "--episodes", "0", "--conditions", "anechoic"])
+    assert "--episodes 0: give at least 1" in capsys.readouterr().err
+
+
 def test_frontier_plays_every_point_with_the_chosen_voices(monkeypatch):
     """``tts``: the humans' back end (the runs') and both agents' own voices, at every point."""
     from fdenv.train import frontier as fr
@@ -135,7 +245,7 @@ def test_frontier_plays_every_point_with_the_chosen_voices(monkeypatch):
         made.append((name, kw["tts"]))
         return name
 
-    def run_point(agent, room, sets, split, limit, out, scoring, tts="espeak", behaviour="natural"):
+    def run_point(agent, room, sets, split, limit, out, scoring, tts="espeak", behaviour="natural", episodes=1):
         played.append((agent, room, tts))
         return _summarised_point()
 
@@ -210,7 +320,7 @@ def test_frontier_plays_every_point_under_the_chosen_human_behaviour(monkeypatch
 
     played = []
 
-    def run_point(agent, room, sets, split, limit, out, scoring, tts="espeak", behaviour="natural"):
+    def run_point(agent, room, sets, split, limit, out, scoring, tts="espeak", behaviour="natural", episodes=1):
         played.append((agent, behaviour))
         return _summarised_point()
 

@@ -65,14 +65,19 @@ def frontier_main(argv) -> None:
                    help='the swept agent\'s other settings, the same at every threshold, e.g. '
                         '\'{"group_checkpoint": "words"}\'')
     add_behaviour(p)
+    p.add_argument("--episodes", type=int, default=1,
+                   help="episodes per scene at every point (seeds 0, 1, ...: the humans' timings and the placement "
+                        "drawn anew); the measures pool them, their intervals resample scenes")
     p.add_argument("--report", default=None, help="write the markdown here, the numbers next to it (.json), "
                                                   "and a plot per condition into its folder")
     args = p.parse_args(argv)
+    if args.episodes < 1:
+        p.error(f"--episodes {args.episodes}: give at least 1 (episodes per scene)")
     report = report_path(p, args.report)
     res = fr.frontier(args.policy, make_agent, args.conditions, args.thresholds, args.endpoints_ms, sets=args.sets,
                       split=args.split, limit=args.limit, out=args.out, tts=args.tts, policy_agent=args.policy_agent,
                       agent_tts=args.agent_tts, behaviour=args.behaviour, policy_kwargs=args.policy_kwargs,
-                      log=lambda line: print(line, flush=True))  # a point's line as it ends, also into a file
+                      episodes=args.episodes, log=lambda line: print(line, flush=True))  # a point's line as it ends, also into a file
     text = fr.markdown(res)
     print(text)
     if report:

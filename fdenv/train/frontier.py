@@ -36,14 +36,27 @@ SETS = ("pause", "turn_taking", "mpe")
 TARGET_TOR = 0.10
 
 
+EPISODE_MARK = "@"  # an episode's key, when a point holds several per scene: "<scene id>@<seed>"
+
+
+def scene_of(key: str) -> str:
+    """The scene an episode's key in ``point_data`` belongs to (the key itself with one episode
+    per scene): what the bootstrap resamples, so that a scene's episodes move together."""
+    return key.split(EPISODE_MARK)[0]
+
+
 def point_data(lines: list[dict]) -> dict:
-    """Per-scene values of one run: ``pause`` {scene: TO}, ``latency`` {scene: s} (TO = 1),
-    ``tt`` {scene: TO}, ``silence`` {pair: (preserved, windows)}."""
+    """Per-episode values of one run: ``pause`` {key: TO}, ``latency`` {key: s} (TO = 1), ``tt``
+    {key: TO}, ``silence`` {pair: (preserved, windows)}, summed over the pair's episodes. A key is
+    the scene id, or with several episodes of a scene (seeds) ``"<scene id>@<seed>"``."""
     out = {"pause": {}, "latency": {}, "tt": {}, "silence": {}}
+    fdb_lines = [ln["scene_id"] for ln in lines if ln.get("fdb")]
+    several = len(fdb_lines) > len(set(fdb_lines))
     for ln in lines:
         fdb, mpe = ln.get("fdb"), ln.get("mpe")
         if fdb:
-            paper, sid = fdb.get("paper") or {}, ln["scene_id"]
+            paper = fdb.get("paper") or {}
+            sid = f"{ln['scene_id']}{EPISODE_MARK}{ln['seed']}" if several else ln["scene_id"]
             if fdb.get("dimension") == "pause_handling" and paper.get("to") is not None:
                 out["pause"][sid] = float(paper["to"])
             elif fdb.get("dimension") == "turn_taking" and paper.get("to") is not None:
@@ -59,17 +72,20 @@ def point_data(lines: list[dict]) -> dict:
 
 
 def summarise(data: dict) -> dict:
-    """A point's measures with 95 % intervals."""
+    """A point's measures with 95 % intervals from resampling scenes (each with all its episodes)."""
     def est(e):
         return e.as_dict()
+
+    def scenes(values: dict) -> list[str]:
+        return [scene_of(k) for k in values]
 
     pause, tt, lat = data["pause"], data["tt"], data["latency"]
     sil = data["silence"]
     out = {
-        "pause_tor": est(stats.bootstrap_mean(list(pause.values()), list(pause))),
-        "turn_taking_tor": est(stats.bootstrap_mean(list(tt.values()), list(tt))),
-        "latency_median": est(stats.bootstrap_quantile(list(lat.values()), list(lat), q=0.5)),
-        "latency_p90": est(stats.bootstrap_quantile(list(lat.values()), list(lat), q=0.9)),
+        "pause_tor": est(stats.bootstrap_mean(list(pause.values()), scenes(pause))),
+        "turn_taking_tor": est(stats.bootstrap_mean(list(tt.values()), scenes(tt))),
+        "latency_median": est(stats.bootstrap_quantile(list(lat.values()), scenes(lat), q=0.5)),
+        "latency_p90": est(stats.bootstrap_quantile(list(lat.values()), scenes(lat), q=0.9)),
     }
     if sil:
         out["mpe_silence"] = est(stats.bootstrap_ratio([p for p, _ in sil.values()], [w for _, w in sil.values()],
@@ -92,20 +108,26 @@ def _interp(tors: np.ndarray, lats: np.ndarray, target: float, values: np.ndarra
     return float(np.interp(target, uniq, v[first]))
 
 
-def _point_values(data: dict, pause_ids, tt_ids, pause_w: np.ndarray, tt_w: np.ndarray) -> tuple[float, float, float]:
+def _point_values(data: dict, pause_ids: dict, tt_ids: dict, pause_w: np.ndarray, tt_w: np.ndarray
+                  ) -> tuple[float, float, float]:
     """Pause TOR, median latency and turn-taking TOR of a point under scene weights (bootstrap
-    counts)."""
-    p = np.array([data["pause"].get(s, np.nan) for s in pause_ids])
-    ok = np.isfinite(p) & (pause_w > 0)
-    tor = float(np.sum(p[ok] * pause_w[ok]) / np.sum(pause_w[ok])) if ok.any() else float("nan")
-    to = np.array([data["tt"].get(s, np.nan) for s in tt_ids])
-    ok = np.isfinite(to) & (tt_w > 0)
-    tt = float(np.sum(to[ok] * tt_w[ok]) / np.sum(tt_w[ok])) if ok.any() else float("nan")
-    lat = np.array([data["latency"].get(s, np.nan) for s in tt_ids])
-    ok = np.isfinite(lat) & (tt_w > 0)
+    counts; ``pause_ids``, ``tt_ids``: each scene's index in them); an episode weighs as its scene."""
+    def weighted(values: dict, ids: dict, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        keys = sorted(values)
+        return (np.array([values[k] for k in keys], float).reshape(-1),
+                np.array([w[ids[scene_of(k)]] for k in keys], float).reshape(-1))
+
+    p, w = weighted(data["pause"], pause_ids, pause_w)
+    ok = np.isfinite(p) & (w > 0)
+    tor = float(np.sum(p[ok] * w[ok]) / np.sum(w[ok])) if ok.any() else float("nan")
+    to, w = weighted(data["tt"], tt_ids, tt_w)
+    ok = np.isfinite(to) & (w > 0)
+    tt = float(np.sum(to[ok] * w[ok]) / np.sum(w[ok])) if ok.any() else float("nan")
+    lat, w = weighted(data["latency"], tt_ids, tt_w)
+    ok = np.isfinite(lat) & (w > 0)
     if not ok.any():
         return tor, float("nan"), tt
-    vals = np.repeat(lat[ok], tt_w[ok].astype(int))
+    vals = np.repeat(lat[ok], w[ok].astype(int))
     return tor, float(np.median(vals)), tt
 
 
@@ -116,8 +138,8 @@ def latency_at_tor(policy_points: list[dict], cascade_points: list[dict], target
     turn-taking TOR there (``tt_policy``, ``tt_cascade``): a frontier that answers few turns can be
     fast at that pause TOR only on the turns it answers."""
     datas = [p["data"] for p in policy_points + cascade_points]
-    pause_ids = sorted({s for d in datas for s in d["pause"]})
-    tt_ids = sorted({s for d in datas for s in d["tt"]})
+    pause_ids = {s: i for i, s in enumerate(sorted({scene_of(k) for d in datas for k in d["pause"]}))}
+    tt_ids = {s: i for i, s in enumerate(sorted({scene_of(k) for d in datas for k in d["tt"]}))}
     rng = np.random.default_rng(seed)
 
     def frontier_at(points, pw, tw):
@@ -150,20 +172,24 @@ def latency_at_tor(policy_points: list[dict], cascade_points: list[dict], target
 
 def run_point(agent, condition, sets=SETS, split: str = "test", limit: int | None = None, out="runs",
               scoring: dict | None = None, progress: bool = False, tts: str = "espeak",
-              behaviour: str = DEFAULT_PROFILE, seed: int = 0) -> dict:
+              behaviour: str = DEFAULT_PROFILE, seed: int = 0, episodes: int = 1) -> dict:
     """One agent setting on ``sets`` in one room: its run folders' lines, and their measures.
     ``behaviour``: the humans' behaviour profile (``fdenv.sim.behaviour``). ``seed``: the
-    episodes' seed (the natural humans' timings, the room's placement), one episode per scene."""
+    episodes' seed (the natural humans' timings, the room's placement); ``episodes``: how many per
+    scene, seeds ``seed``, ``seed + 1``, ... (each measure pools them; its interval resamples scenes)."""
     from ..run import run
     from ..runs import read_episodes
     from .compare import with_mpe
 
+    if isinstance(episodes, bool) or not isinstance(episodes, (int, np.integer)) or episodes < 1:
+        raise ValueError(f"episodes={episodes!r}: expected a positive number of episodes per scene")
+    seeds = [seed + k for k in range(episodes)]
     lines = []
     for s in sets:
         folder = run(agent, scene_set=s, split=split, limit=limit, out=out, scoring=scoring, progress=progress,
-                     room=condition, tts=tts, behaviour=behaviour, seeds=[seed])
-        # a folder holds every seed run with this configuration: the point is this seed's episodes
-        lines += with_mpe(folder, [ln for ln in read_episodes(folder) if ln["seed"] == seed], scoring)
+                     room=condition, tts=tts, behaviour=behaviour, seeds=seeds)
+        # a folder holds every seed run with this configuration: the point is these seeds' episodes
+        lines += with_mpe(folder, [ln for ln in read_episodes(folder) if ln["seed"] in seeds], scoring)
     data = point_data(lines)
     return {"data": data, "summary": summarise(data)}
 
@@ -171,7 +197,8 @@ def run_point(agent, condition, sets=SETS, split: str = "test", limit: int | Non
 def frontier(policy_checkpoint, make_agent, conditions=tuple(CONDITIONS), thresholds=THRESHOLDS,
              endpoints_ms=ENDPOINTS_MS, sets=SETS, split: str = "test", limit: int | None = None, out="runs",
              scoring: dict | None = None, log=print, tts: str = "espeak", policy_agent: str = "policy",
-             agent_tts: str | None = None, behaviour: str = DEFAULT_PROFILE, policy_kwargs: dict | None = None) -> dict:
+             agent_tts: str | None = None, behaviour: str = DEFAULT_PROFILE, policy_kwargs: dict | None = None,
+             episodes: int = 1) -> dict:
     """Both frontiers in each condition, and the latency at pause TOR 0.10. ``make_agent``:
     ``fdenv_agents.make_agent`` (the command line passes it: only it imports the agents).
     ``policy_agent``: the agent whose ``threshold`` is swept (``"policy"``, the GRU of
@@ -187,7 +214,9 @@ def frontier(policy_checkpoint, make_agent, conditions=tuple(CONDITIONS), thresh
     overlaps) or ``"paper"`` (SPEC 3's constants).
     ``scoring``: the runs' scoring settings; default the ``paper`` scoring profile alone (the
     measures here are all ``paper``'s). ``policy_kwargs``: the swept agent's other settings (e.g.
-    the turn detector's ``group_checkpoint``), the same at every threshold."""
+    the turn detector's ``group_checkpoint``), the same at every threshold. ``episodes``: episodes
+    per scene at every point (seeds 0, 1, ...: the humans' timings and the placement drawn anew),
+    so that a point measures the agent rather than one draw of the episodes."""
     scoring = {"profiles": ["paper"]} if scoring is None else scoring
     policy_kwargs = dict(policy_kwargs or {})
     if {"checkpoint", "threshold", "tts"} & set(policy_kwargs):
@@ -203,18 +232,21 @@ def frontier(policy_checkpoint, make_agent, conditions=tuple(CONDITIONS), thresh
         for th in thresholds:
             agent = make_agent(policy_agent, checkpoint=None if policy_checkpoint is None else str(policy_checkpoint),
                                threshold=float(th), tts=agent_tts, **policy_kwargs)
-            p = run_point(agent, room, sets, split, limit, out, scoring, tts=tts, behaviour=behaviour)
+            p = run_point(agent, room, sets, split, limit, out, scoring, tts=tts, behaviour=behaviour,
+                          episodes=episodes)
             pts["policy"].append({"setting": {"threshold": float(th)}, **p})
             log(f"[{cond}] {policy_agent} threshold {th}: {_brief(p['summary'])}")
         for ms in endpoints_ms:
             agent = make_agent("cascade", endpoint_silence_ms=int(ms), tts=agent_tts)
-            p = run_point(agent, room, sets, split, limit, out, scoring, tts=tts, behaviour=behaviour)
+            p = run_point(agent, room, sets, split, limit, out, scoring, tts=tts, behaviour=behaviour,
+                          episodes=episodes)
             pts["cascade"].append({"setting": {"endpoint_silence_ms": int(ms)}, **p})
             log(f"[{cond}] cascade endpoint {ms} ms: {_brief(p['summary'])}")
         res[cond] = {"room": room, "policy_agent": policy_agent,
                      "policy_checkpoint": None if policy_checkpoint is None else str(policy_checkpoint),
                      "tts": tts, "agent_tts": agent_tts,
-                     "behaviour": behaviour, **({"policy_kwargs": policy_kwargs} if policy_kwargs else {}), **pts,
+                     "behaviour": behaviour, **({"policy_kwargs": policy_kwargs} if policy_kwargs else {}),
+                     **({"episodes": episodes} if episodes > 1 else {}), **pts,
                      "at_tor": latency_at_tor(pts["policy"], pts["cascade"])}
     return res
 
@@ -233,6 +265,7 @@ def markdown(res: dict) -> str:
     for cond, r in res.items():
         voices = f"; voices: the humans' {r['tts']}, the agents' {r['agent_tts']}" if "tts" in r else ""
         humans = f"; the humans' behaviour: {r['behaviour']}" if "behaviour" in r else ""
+        humans += f"; {r['episodes']} episodes per scene" if r.get("episodes", 1) > 1 else ""
         knobs = "".join(f", {k}={v}" for k, v in r.get("policy_kwargs", {}).items())
         if r.get("policy_checkpoint"):
             knobs = f", checkpoint={r['policy_checkpoint']}" + knobs
@@ -303,8 +336,8 @@ def _v(s: dict, k: str) -> float:
     return float("nan") if e.get("value") is None else float(e["value"])
 
 
-# What makes two reports' points comparable: the same agent and knobs, voices, humans and room.
-IDENTITY = ("room", "policy_agent", "policy_checkpoint", "tts", "agent_tts", "behaviour", "policy_kwargs")
+# What makes two reports' points comparable: the same agent and knobs, voices, humans, room and episodes.
+IDENTITY = ("room", "policy_agent", "policy_checkpoint", "tts", "agent_tts", "behaviour", "policy_kwargs", "episodes")
 
 
 def merge(reports: list[dict]) -> dict:
