@@ -36,9 +36,9 @@ def report(path: Path, model=None, threshold: float | None = None) -> str:
 
     rows = read_lines(path, sound=model is not None and model.uses_sound,
                       words=model is not None and model.uses_confidence)
-    looped = sorted({r["scene_id"] for r in rows if loops(r["text"])})
-    n = sum(loops(r["text"]) for r in rows)
-    line = f"{path.name}: {len(rows)} silences, {n} transcripts loop ({', '.join(looped) or 'none'})"
+    looping = [r for r in rows if loops(r["text"])]
+    scenes = sorted({r["scene_id"] for r in looping})
+    line = f"{path.name}: {len(rows)} silences, {len(looping)} transcripts loop ({', '.join(scenes) or 'none'})"
     if model is not None:
         line += f"; {threshold:.2f}: {rule_cell(model, rows, threshold)}"
     return line

@@ -33,8 +33,8 @@ def test_whispers_test_finds_the_loops_not_the_sentences(bench):
 def test_each_file_says_how_many_transcripts_loop_and_where(bench, tmp_path, capsys):
     before, after = _file(tmp_path / "before.jsonl", {0, 3}), _file(tmp_path / "after.jsonl", set())
     bench.main(["--files", before, after])
-    assert capsys.readouterr().out.splitlines() == [
-        "before.jsonl: 6 silences, 2 transcripts loop (s0-0, s0-3)", "after.jsonl: 6 silences, 0 transcripts loop (none)"]
+    assert capsys.readouterr().out.splitlines() == ["before.jsonl: 6 silences, 2 transcripts loop (s0-0, s0-3)",
+                                                    "after.jsonl: 6 silences, 0 transcripts loop (none)"]
     bench.main(["--files", before, "--checkpoint", "single_user", "--threshold", "0.5"])
     line = capsys.readouterr().out.strip()
     assert line.startswith("before.jsonl: 6 silences, 2 transcripts loop (s0-0, s0-3); 0.50: pause: ")

@@ -77,7 +77,8 @@ def frontier_main(argv) -> None:
     res = fr.frontier(args.policy, make_agent, args.conditions, args.thresholds, args.endpoints_ms, sets=args.sets,
                       split=args.split, limit=args.limit, out=args.out, tts=args.tts, policy_agent=args.policy_agent,
                       agent_tts=args.agent_tts, behaviour=args.behaviour, policy_kwargs=args.policy_kwargs,
-                      episodes=args.episodes, log=lambda line: print(line, flush=True))  # a point's line as it ends, also into a file
+                      episodes=args.episodes,
+                      log=lambda line: print(line, flush=True))  # a point's line as it ends, also into a file
     text = fr.markdown(res)
     print(text)
     if report:
