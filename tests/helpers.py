@@ -58,14 +58,19 @@ def benchmark(name: str):
 def collect_files(folder, train_rows, val_rows) -> list[str]:
     """``train_rows`` and ``val_rows`` written as ``collect`` files (one JSON line a silence) into
     ``folder``; the turn-end benchmarks' arguments that name them."""
-    import json
-
     argv = []
     for name, rows in (("train", train_rows), ("val", val_rows)):
-        path = folder / f"{name}.jsonl"
-        path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-        argv += [f"--{name}", str(path)]
+        argv += [f"--{name}", write_lines(folder / f"{name}.jsonl", rows)]
     return argv
+
+
+def write_lines(path, rows) -> str:
+    """``rows`` written at ``path`` as a ``collect`` file (one JSON line a silence); the path as a
+    string, for a command line."""
+    import json
+
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return str(path)
 
 
 def alike_silences(n: int, seed: int, **only) -> list[dict]:

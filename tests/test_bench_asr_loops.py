@@ -3,11 +3,10 @@ compression ratio), per ``collect`` file, and the turn detector's rule on them."
 
 from __future__ import annotations
 
-import json
 
 import pytest
 
-from .helpers import alike_silences, benchmark
+from .helpers import alike_silences, benchmark, write_lines
 
 LOOP = "Good morning. I'd like to look at people." + " Good morning." * 12
 
@@ -19,8 +18,7 @@ def bench():
 
 def _file(path, looped: set[int]):
     rows = alike_silences(6, 0, text=lambda i, end: LOOP if i in looped else "Could you add milk?")
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    return str(path)
+    return write_lines(path, rows)
 
 
 def test_whispers_test_finds_the_loops_not_the_sentences(bench):
@@ -44,7 +42,7 @@ def test_each_file_says_how_many_transcripts_loop_and_where(bench, tmp_path, cap
 def test_a_file_without_the_recognisers_words_is_named(bench, tmp_path):
     rows = alike_silences(4, 0)
     del rows[1]["words"]
-    (tmp_path / "old.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    write_lines(tmp_path / "old.jsonl", rows)
     bench.main(["--files", str(tmp_path / "old.jsonl")])  # counting needs no words
     with pytest.raises(ValueError, match=r"old.jsonl:2: no recogniser \"words\""):
         bench.main(["--files", str(tmp_path / "old.jsonl"), "--checkpoint", "single_user"])

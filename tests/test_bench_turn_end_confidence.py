@@ -4,14 +4,13 @@ recogniser's confidence in the last one tells them apart."""
 
 from __future__ import annotations
 
-import json
 
 import numpy as np
 import pytest
 
 from fdenv.train import turn_end as te
 
-from .helpers import benchmark, collect_files
+from .helpers import benchmark, collect_files, write_lines
 
 
 @pytest.fixture(scope="module")
@@ -50,7 +49,7 @@ def test_files_without_the_words_are_named(bench, tmp_path):
     rows = _rows(4, 0)
     for r in rows:
         del r["words"]
-    (tmp_path / "old.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    write_lines(tmp_path / "old.jsonl", rows)
     with pytest.raises(ValueError, match=r"old.jsonl:1: no recogniser \"words\".*collect --words"):
         bench.main(["--train", str(tmp_path / "old.jsonl"), "--val", str(tmp_path / "old.jsonl")])
 

@@ -5,14 +5,13 @@ the speech at the assistant's silences, held at the pauses) tells them apart."""
 
 from __future__ import annotations
 
-import json
 
 import numpy as np
 import pytest
 
 from fdenv.train import turn_end as te
 
-from .helpers import alike_silences, benchmark, collect_files
+from .helpers import alike_silences, benchmark, collect_files, write_lines
 
 K = 8  # the silence's windows at the end of each descriptor (0.256 s)
 
@@ -35,7 +34,7 @@ def bench():
 
 def test_the_benchmark_learns_what_only_the_noise_suppressed_sound_tells(bench, tmp_path, capsys):
     argv = collect_files(tmp_path, _rows(60, 0), _rows(30, 1))
-    (tmp_path / "car.jsonl").write_text("".join(json.dumps(r) + "\n" for r in _rows(20, 2)))
+    write_lines(tmp_path / "car.jsonl", _rows(20, 2))
     bench.main(argv + ["--rooms", str(tmp_path / "car.jsonl")])
     out = capsys.readouterr().out
     assert out.startswith("60 train silences, 30 validation silences")
@@ -53,6 +52,6 @@ def test_the_benchmark_learns_what_only_the_noise_suppressed_sound_tells(bench, 
 def test_files_without_the_noise_suppressed_sound_are_named(bench, tmp_path):
     rows = _rows(4, 0)
     del rows[2]["sound_denoised"]
-    (tmp_path / "old.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    write_lines(tmp_path / "old.jsonl", rows)
     with pytest.raises(ValueError, match=r"old.jsonl:3: no \"sound_denoised\" descriptor.*collect again"):
         bench.main(["--train", str(tmp_path / "old.jsonl"), "--val", str(tmp_path / "old.jsonl")])

@@ -4,13 +4,12 @@ the assistant's silences, held at the pauses) tells them apart."""
 
 from __future__ import annotations
 
-import json
 
 import pytest
 
 from fdenv.train import turn_end as te
 
-from .helpers import alike_silences, benchmark, collect_files
+from .helpers import alike_silences, benchmark, collect_files, write_lines
 from .test_turn_end import _voiced_windows
 
 
@@ -48,6 +47,6 @@ def test_the_benchmark_learns_what_only_the_pitch_tells(bench, contours, tmp_pat
 def test_files_without_the_pitch_are_named(bench, contours, tmp_path):
     rows = _rows(4, 0, contours)
     del rows[2]["pitch"]
-    (tmp_path / "old.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    write_lines(tmp_path / "old.jsonl", rows)
     with pytest.raises(ValueError, match=r"old.jsonl:3: no \"pitch\" contour.*collect again"):
         bench.main(["--train", str(tmp_path / "old.jsonl"), "--val", str(tmp_path / "old.jsonl")])

@@ -4,11 +4,10 @@ the assistant's silences, unsure at the pauses) tells them apart."""
 
 from __future__ import annotations
 
-import json
 
 import pytest
 
-from .helpers import alike_silences, benchmark, collect_files
+from .helpers import alike_silences, benchmark, collect_files, write_lines
 
 
 @pytest.fixture(scope="module")
@@ -39,6 +38,6 @@ def test_the_benchmark_learns_what_only_smart_turn_tells(bench, tmp_path, capsys
 def test_files_without_smart_turn_are_named(bench, tmp_path):
     rows = _rows(4, 0)
     del rows[2]["smart_turn"]
-    (tmp_path / "old.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    write_lines(tmp_path / "old.jsonl", rows)
     with pytest.raises(ValueError, match=r"old.jsonl:3: no \"smart_turn\" probability.*collect --smart-turn"):
         bench.main(["--train", str(tmp_path / "old.jsonl"), "--val", str(tmp_path / "old.jsonl")])

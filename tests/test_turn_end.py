@@ -17,6 +17,8 @@ import pytest  # noqa: E402
 from fdenv.cli import turn_end as cli  # noqa: E402
 from fdenv.train import turn_end as te  # noqa: E402
 
+from .helpers import write_lines  # noqa: E402
+
 TAIL = len(te.PUNCT) + 1  # then: function word, empty, log words, name heard, trailing ellipsis
 
 
@@ -271,20 +273,20 @@ def test_a_model_fitted_on_transcripts_made_another_way_says_so_and_they_are_not
     texts, named, labels = _toy()
     lines = [{"set": "pause", "scene_id": f"s{i}", "text": t, "named": n, "silence_s": 0.256, "labels": [y] * 2,
               **made} for i, (t, n, y) in enumerate(zip(texts, named, labels))]
-    (tmp_path / "f.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
+    write_lines(tmp_path / "f.jsonl", lines)
     cli.fit_main(tmp_path / "f.jsonl", tmp_path / "f.jsonl", tmp_path / "f.json", log=lambda line: None)
     meta = te.load(tmp_path / "f.json").meta
     assert {k: meta[k] for k in ("filler_prompt", "asr") if k in meta} == made
     for r in lines[::2]:
         for k in made:
             del r[k]
-    (tmp_path / "mixed.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
+    write_lines(tmp_path / "mixed.jsonl", lines)
     with pytest.raises(ValueError, match="--train/--val: the lines were collected with different recognisers"):
         cli.fit_main(tmp_path / "mixed.jsonl", tmp_path / "f.jsonl", tmp_path / "m.json", log=lambda line: None)
     for r in lines:
         for k in made:
             r.pop(k, None)
-    (tmp_path / "plain.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
+    write_lines(tmp_path / "plain.jsonl", lines)
     cli.fit_main(tmp_path / "plain.jsonl", tmp_path / "plain.jsonl", tmp_path / "p.json", log=lambda line: None)
     assert not {"filler_prompt", "asr"} & set(te.load(tmp_path / "p.json").meta)
 
@@ -472,12 +474,12 @@ def test_the_fit_command_takes_the_sound_from_the_denoised_descriptor_and_keeps_
 def _the_fit_command_needs(tmp_path, lines: list[dict], field: str, **option) -> te.TurnEndModel:
     """``fit_main`` with ``option`` learns what only ``field`` of the ``lines`` tells (AUC 1) and
     names the first line without it; the model it wrote."""
-    (tmp_path / "a.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
+    write_lines(tmp_path / "a.jsonl", lines)
     summary = cli.fit_main(tmp_path / "a.jsonl", tmp_path / "a.jsonl", tmp_path / "m.json", log=lambda line: None,
                            **option)
     assert summary["validation"]["roc_auc"] == 1.0
     del lines[3][field]
-    (tmp_path / "b.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
+    write_lines(tmp_path / "b.jsonl", lines)
     with pytest.raises(ValueError, match=rf"b\.jsonl:4: no \"{field}\""):
         cli.fit_main(tmp_path / "b.jsonl", tmp_path / "a.jsonl", tmp_path / "m2.json", **option)
     return te.load(tmp_path / "m.json")
@@ -611,7 +613,7 @@ def test_a_model_with_the_confidence_learns_what_the_words_cannot_and_round_trip
 def test_the_fit_command_with_confidence_needs_the_words(tmp_path):
     rows = [{"set": "pause", "scene_id": f"s{i}", "text": "Could you add milk?", "named": False,
              "silence_s": 0.256, "labels": [i % 2] * 2} for i in range(6)]
-    (tmp_path / "t.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    write_lines(tmp_path / "t.jsonl", rows)
     with pytest.raises(SystemExit):
         cli.main(["fit", "--train", str(tmp_path / "t.jsonl"), "--val", str(tmp_path / "t.jsonl"),
                   "--out", str(tmp_path / "m.json"), "--confidence"])
@@ -701,7 +703,7 @@ def _calibration_files(tmp_path):
     quiet, noisy = tmp_path / "quiet.jsonl", tmp_path / "noisy.jsonl"
     for path, pause in ((quiet, [0] * 2), (noisy, [0] * 5)):
         rows = [{**_line("a", pause, "p"), "set": "pause"}, {**_line("b", [1] * 17, "e"), "set": "pause"}]
-        path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+        write_lines(path, rows)
     m = te.TurnEndModel(np.zeros(te.N_FEATURES), -2.0, threshold=0.3)
     m.weights[te.N_TEXT:] = 1.0
     m.save(tmp_path / "m.json")
