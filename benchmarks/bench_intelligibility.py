@@ -4,6 +4,7 @@
     python benchmarks/bench_intelligibility.py --rooms kitchen --set noise=none --set 'noise_sources=[]'
     python benchmarks/bench_intelligibility.py --names [--rooms anechoic,office] [--max-requests 80] [--name-free 120]
     python benchmarks/bench_intelligibility.py --voices [--rooms kitchen] [--sentences 24]
+    python benchmarks/bench_intelligibility.py --rooms car_cabin,office,anechoic --split val --seeds 0 --enhance-db 6,12,18
 
 For each room preset, the first ``--per-set`` test scenes of every shipped set are played with a
 silent assistant (``behaviour=paper``: no human talks over another, so each turn is heard on its
@@ -19,7 +20,11 @@ temperature 0, so deterministic. The targets are read on Whisper's decoding. Wor
 word-level edit distance over the reference words, both normalised as the judges normalise
 (``fdenv.score.text.normalise``: lower case, no punctuation, number words to digits), pooled over
 all turns and seeds. Prints a Markdown table
-with the targets. ``--set FIELD=VALUE`` (repeatable; the value read as JSON, else a string)
+with the targets. ``--enhance-db``: more columns, the cascade assistant's own recogniser
+(``fdenv_agents.cascade.asr.WhisperTranscriber``: greedy, its voice-activity filter and its
+initial prompt) as it is and with its speech enhancement (DeepFilterNet3) at each attenuation
+limit, on the same turns; ``--split val`` picks the limit on scenes the test never plays.
+``--set FIELD=VALUE`` (repeatable; the value read as JSON, else a string)
 changes a field of every measured room, to see which part of a room costs how many words (its
 reverberation alone, one noise source alone); the table's header then says it is not the presets.
 
@@ -51,6 +56,7 @@ import numpy as np
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
+from fdenv_agents.cascade.agent import DEFAULT_NAME as ASSISTANT  # noqa: E402
 from fdenv_agents.cascade.asr import WhisperTranscriber, name_prompt  # noqa: E402  (the assistant's own)
 
 PRESETS = ("anechoic", "office", "meeting_room", "living_room", "kitchen", "car_cabin")
@@ -84,10 +90,10 @@ def edit_distance(ref: list[str], hyp: list[str]) -> int:
     return int(d[-1])
 
 
-def scenes(per_set: int):
+def scenes(per_set: int, split: str = "test"):
     from fdenv.scene import list_sets, load_set
 
-    return [sc for name in list_sets() for sc in load_set(name, "test")[:per_set]]
+    return [sc for name in list_sets() for sc in load_set(name, split)[:per_set]]
 
 
 def play(scene, room: str, tts: str, sr: int = 16000, seed: int = 0):
@@ -105,15 +111,21 @@ def play(scene, room: str, tts: str, sr: int = 16000, seed: int = 0):
     return np.concatenate(frames), info["record"].turns
 
 
-def measure(room: str, tts: str, scene_list, asr: str, sr: int = 16000, seeds=(0,)) -> dict:
+def measure(room: str, tts: str, scene_list, asr: str, sr: int = 16000, seeds=(0,), cascade: dict | None = None
+            ) -> dict:
     """Per decoding (``DECODINGS``): word error rate and words, pooled over ``scene_list`` x
     ``seeds``; ``by_voice``: the same for Whisper's decoding per TTS voice (the voice each turn's
-    speaker has, ``voice_map``); ``asr_s``: the recogniser's seconds, all decodings."""
+    speaker has, ``voice_map``); ``asr_s``: the recogniser's seconds, all decodings. ``cascade``:
+    more recognisers, by name, each a ``WhisperTranscriber`` (the cascade's own decoding, with its
+    initial prompt for the default assistant name), measured on the same turns."""
     from fdenv.render import voice_map
     from fdenv.score.asr import transcribe
     from fdenv.score.text import normalise
 
-    counts = {k: {"errors": 0, "words": 0} for k in DECODINGS}
+    hear = {k: (lambda x, decode=decode: " ".join(w.text for w in transcribe(x, model=asr, snap=False, decode=decode)))
+            for k, decode in DECODINGS.items()}
+    hear |= {k: (lambda x, r=r: r.transcribe(x, name_prompt(ASSISTANT))) for k, r in (cascade or {}).items()}
+    counts = {k: {"errors": 0, "words": 0} for k in hear}
     by_voice: dict[str, dict] = {}
     asr_s = 0.0
     for seed in seeds:
@@ -126,9 +138,9 @@ def measure(room: str, tts: str, scene_list, asr: str, sr: int = 16000, seeds=(0
                 stop = min(t.end + POST_S, (later[0] - 0.02) if later else t.end + POST_S)
                 x = mic[max(0, int((t.start - PRE_S) * sr)) : int(max(stop, t.end) * sr)]
                 ref = normalise(t.text)
-                for k, decode in DECODINGS.items():
+                for k, recognise in hear.items():
                     c = time.perf_counter()
-                    hyp = normalise(" ".join(w.text for w in transcribe(x, model=asr, snap=False, decode=decode)))
+                    hyp = normalise(recognise(x))
                     asr_s += time.perf_counter() - c
                     errors = edit_distance(ref, hyp)
                     tallies = [counts[k]]
@@ -337,6 +349,11 @@ def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--tts", default="kokoro", choices=("espeak", "kokoro"))
     ap.add_argument("--per-set", type=int, default=5, help="test scenes of each shipped set (default 5)")
+    ap.add_argument("--split", default="test", choices=("train", "val", "test"),
+                    help="the scenes' split (default test; pick a setting on val)")
+    ap.add_argument("--enhance-db", default=None, metavar="DB,...",
+                    help="also the cascade's own recogniser, as it is and with its speech enhancement at each "
+                         "attenuation limit (DeepFilterNet3), on the same turns")
     ap.add_argument("--seeds", default="0,1", help="episode seeds, each a new draw of geometry and noise (default 0,1)")
     ap.add_argument("--rooms", default="all", help="comma-separated presets, or all")
     ap.add_argument("--asr", default="tiny.en")
@@ -375,24 +392,33 @@ def main(argv=None) -> None:
                 RoomSpec.from_config({"preset": room, **changes})
             except ValueError as e:
                 ap.error(str(e))
-    scene_list = scenes(args.per_set)
+    scene_list = scenes(args.per_set, args.split)
     try:
         seeds = tuple(int(x) for x in args.seeds.split(","))
+        limits = [] if args.enhance_db is None else [float(x) for x in args.enhance_db.split(",")]
     except ValueError:
-        ap.error(f"--seeds: comma-separated integers, got {args.seeds!r}")
-    print(f"{len(scene_list)} test scenes ({args.per_set} per set) x seeds {list(seeds)}, tts={args.tts}, "
+        ap.error(f"--seeds, --enhance-db: comma-separated numbers, got {args.seeds!r}, {args.enhance_db!r}")
+    try:
+        cascade = {"the cascade's": WhisperTranscriber(args.asr)} if limits else {}
+        cascade |= {f"enhanced, {db:g} dB": WhisperTranscriber(args.asr, enhance_db=db) for db in limits}
+    except ValueError as e:
+        ap.error(f"--enhance-db: {e}")
+    print(f"{len(scene_list)} {args.split} scenes ({args.per_set} per set) x seeds {list(seeds)}, tts={args.tts}, "
           f"asr={args.asr}, behaviour=paper; decodings {DECODINGS}"
           + (f"; every room changed: {json.dumps(changes)} (not the presets)" if changes else ""))
-    print("| room | WER | WER, scorer's decoding | target | words |")
-    print("|---|---|---|---|---|")
+    more = "".join(f" WER, {k} |" for k in cascade)
+    print(f"| room | WER | WER, scorer's decoding |{more} target | words |")
+    print("|---|---|---|" + "---|" * len(cascade) + "---|---|")
     for room in rooms:
         t = time.perf_counter()
-        m = measure({"preset": room, **changes} if changes else room, args.tts, scene_list, args.asr, seeds=seeds)
+        m = measure({"preset": room, **changes} if changes else room, args.tts, scene_list, args.asr, seeds=seeds,
+                    cascade=cascade)
         w, sc = m["whisper"], m["scorer"]
         wer_t = TARGET_WER.get(room, 0.25)
         ok = "yes" if w["wer"] <= wer_t else "NO"
         target = "- (a changed room)" if changes else f"<= {wer_t:.2f} {ok}"  # targets are the presets'
-        print(f"| {room} | {w['wer']:.3f} | {sc['wer']:.3f} | {target} | {w['words']} |"
+        cells = "".join(f" {m[k]['wer']:.3f} |" for k in cascade)
+        print(f"| {room} | {w['wer']:.3f} | {sc['wer']:.3f} |{cells} {target} | {w['words']} |"
               f"  <!-- {time.perf_counter() - t:.0f} s, asr {m['asr_s']:.0f} s -->", flush=True)
         if args.by_voice:
             print(f"  {room}, by voice: " + ", ".join(f"{v} {r['wer']:.3f} ({r['words']})"

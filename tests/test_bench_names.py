@@ -134,12 +134,12 @@ def test_room_changes_reach_every_measured_room_and_the_table_says_so(bench, mon
         bench.room_overrides(["noise"])
     rooms = []
 
-    def fake(room, tts, scene_list, asr, seeds=(0,)):
+    def fake(room, tts, scene_list, asr, seeds=(0,), cascade=None):
         rooms.append(room)
         return {"whisper": {"wer": 0.1, "words": 10}, "scorer": {"wer": 0.2, "words": 10}, "by_voice": {}, "asr_s": 0.0}
 
     monkeypatch.setattr(bench, "measure", fake)
-    monkeypatch.setattr(bench, "scenes", lambda per_set: [])
+    monkeypatch.setattr(bench, "scenes", lambda per_set, split="test": [])
     bench.main(["--rooms", "office,kitchen", "--seeds", "0", "--set", "noise=none", "--set", "noise_sources=[]"])
     assert rooms == [{"preset": p, "noise": "none", "noise_sources": []} for p in ("office", "kitchen")]
     out = capsys.readouterr().out
@@ -154,6 +154,40 @@ def test_room_changes_reach_every_measured_room_and_the_table_says_so(bench, mon
             bench.main(["--rooms", "kitchen", *argv])
         assert ("noise_sourcez" if "noise_sourcez=[]" in argv else "--names") in capsys.readouterr().err
     assert rooms == []
+
+
+def test_the_cascades_recogniser_is_measured_as_it_is_and_enhanced_on_the_same_turns(bench, monkeypatch, capsys):
+    """``--enhance-db``: the cascade's own recogniser, plain and at each attenuation limit, hears
+    every turn the other decodings hear, with the cascade's prompt; its columns are in the table;
+    the scenes come from ``--split``."""
+    from fdenv.score import asr
+
+    sc = scene([{"speaker": "Ann", "text": "Nova, what time is it?", "label": "T", "gold_answer": "noon",
+                 "addressee": "Nova"}], kind="mpe", assistant_name="Nova")
+    monkeypatch.setattr(asr, "transcribe", lambda x, model=None, snap=True, decode=None:
+                        [asr.Word(w, 0.0, 0.1) for w in "Nova what time is it".split()])
+    made = []
+
+    class Transcriber(Recording):
+        def __init__(self, model, enhance_db=None):
+            super().__init__(text="what time is it" if enhance_db else "what")
+            self.enhance_db = enhance_db
+            made.append(self)
+
+    monkeypatch.setattr(bench, "WhisperTranscriber", Transcriber)
+    splits = []
+    monkeypatch.setattr(bench, "scenes", lambda per_set, split="test": splits.append(split) or [sc])
+    monkeypatch.setattr(bench, "ASSISTANT", "Aria")
+    bench.main(["--rooms", "anechoic", "--seeds", "0,1", "--split", "val", "--enhance-db", "6,12"])
+    out = capsys.readouterr().out
+    assert splits == ["val"] and "1 val scenes" in out
+    assert [t.enhance_db for t in made] == [None, 6.0, 12.0]
+    assert all(t.prompts == ["Aria is the assistant."] * 2 for t in made)  # one turn, two seeds
+    assert "| WER, the cascade's | WER, enhanced, 6 dB | WER, enhanced, 12 dB |" in out
+    assert "| anechoic | 0.000 | 0.000 | 0.800 | 0.200 | 0.200 |" in out
+    with pytest.raises(SystemExit):
+        bench.main(["--rooms", "anechoic", "--enhance-db", "6,loud"])
+    assert "--enhance-db" in capsys.readouterr().err
 
 
 def test_every_voice_reads_the_same_train_sentences(bench):

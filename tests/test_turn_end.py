@@ -266,17 +266,19 @@ def test_fit_reads_several_files_as_one_and_reports_each_set(tmp_path):
         == two["validation"]["negatives"]
 
 
-@pytest.mark.parametrize("made", [{"filler_prompt": True}, {"asr": "base"}, {"filler_prompt": True, "asr": "base"}])
+@pytest.mark.parametrize("made", [{"filler_prompt": True}, {"asr": "base"}, {"filler_prompt": True, "asr": "base"},
+                                  {"enhance_db": 12.0}])
 def test_a_model_fitted_on_transcripts_made_another_way_says_so_and_they_are_not_mixed(tmp_path, made):
-    """The recogniser and its prompt (``collect --asr``, ``--filler-prompt``) go into the
-    checkpoint's meta, whose agent then listens that way; files made two ways are refused."""
+    """The recogniser, its prompt and its speech enhancement (``collect --asr``,
+    ``--filler-prompt``, ``--enhance-db``) go into the checkpoint's meta, whose agent then listens
+    that way; files made two ways are refused."""
     texts, named, labels = _toy()
     lines = [{"set": "pause", "scene_id": f"s{i}", "text": t, "named": n, "silence_s": 0.256, "labels": [y] * 2,
               **made} for i, (t, n, y) in enumerate(zip(texts, named, labels))]
     write_lines(tmp_path / "f.jsonl", lines)
     cli.fit_main(tmp_path / "f.jsonl", tmp_path / "f.jsonl", tmp_path / "f.json", log=lambda line: None)
     meta = te.load(tmp_path / "f.json").meta
-    assert {k: meta[k] for k in ("filler_prompt", "asr") if k in meta} == made
+    assert {k: meta[k] for k in ("filler_prompt", "asr", "enhance_db") if k in meta} == made
     for r in lines[::2]:
         for k in made:
             del r[k]
@@ -288,7 +290,7 @@ def test_a_model_fitted_on_transcripts_made_another_way_says_so_and_they_are_not
             r.pop(k, None)
     write_lines(tmp_path / "plain.jsonl", lines)
     cli.fit_main(tmp_path / "plain.jsonl", tmp_path / "plain.jsonl", tmp_path / "p.json", log=lambda line: None)
-    assert not {"filler_prompt", "asr"} & set(te.load(tmp_path / "p.json").meta)
+    assert not {"filler_prompt", "asr", "enhance_db"} & set(te.load(tmp_path / "p.json").meta)
 
 
 def test_unreadable_lines_are_named(tmp_path):
@@ -635,7 +637,7 @@ def test_a_second_collect_in_the_same_process_gets_its_own_settings(monkeypatch)
         endpoint_silence_ms = 1600
 
         def __init__(self, **kw):
-            made.append(("agent", kw["tts"], kw["min_endpoint_ms"], kw["filler_prompt"], kw["model"]))
+            made.append(("agent", kw["tts"], kw["min_endpoint_ms"], kw["filler_prompt"], kw["model"], kw["enhance_db"]))
             self.record_words = None
 
         def stats(self):
@@ -649,15 +651,20 @@ def test_a_second_collect_in_the_same_process_gets_its_own_settings(monkeypatch)
     monkeypatch.setattr(cli, "play_episode", lambda env, agent, options, seed: [])
     monkeypatch.setattr(cli, "_worker", {})
     seen = []
-    for tts, ms, words, fillers, asr in (("espeak", 250, False, False, "tiny.en"), ("espeak", 250, True, False, "tiny.en"),
-                                         ("kokoro", 250, True, False, "tiny.en"), ("kokoro", 300, True, False, "tiny.en"),
-                                         ("kokoro", 300, True, True, "tiny.en"), ("kokoro", 300, True, True, "base")):
-        cli.play_scene(("pause", "pause-0003"), "val", 0, ms, tts, words, filler_prompt=fillers, asr=asr)
-        seen.append(next(a for k, a in cli._worker.items() if k == ("agent", tts, ms, fillers, asr)).record_words)
-    assert seen == [False, True, True, True, True, True]
-    assert made == [("env", "espeak"), ("agent", "espeak", 250, False, "tiny.en"), ("env", "kokoro"),
-                    ("agent", "kokoro", 250, False, "tiny.en"), ("agent", "kokoro", 300, False, "tiny.en"),
-                    ("agent", "kokoro", 300, True, "tiny.en"), ("agent", "kokoro", 300, True, "base")]
+    for tts, ms, words, fillers, asr, db in (("espeak", 250, False, False, "tiny.en", None),
+                                             ("espeak", 250, True, False, "tiny.en", None),
+                                             ("kokoro", 250, True, False, "tiny.en", None),
+                                             ("kokoro", 300, True, False, "tiny.en", None),
+                                             ("kokoro", 300, True, True, "tiny.en", None),
+                                             ("kokoro", 300, True, True, "base", None),
+                                             ("kokoro", 300, True, True, "base", 12.0)):
+        cli.play_scene(("pause", "pause-0003"), "val", 0, ms, tts, words, filler_prompt=fillers, asr=asr, enhance_db=db)
+        seen.append(next(a for k, a in cli._worker.items() if k == ("agent", tts, ms, fillers, asr, db)).record_words)
+    assert seen == [False, True, True, True, True, True, True]
+    assert made == [("env", "espeak"), ("agent", "espeak", 250, False, "tiny.en", None), ("env", "kokoro"),
+                    ("agent", "kokoro", 250, False, "tiny.en", None), ("agent", "kokoro", 300, False, "tiny.en", None),
+                    ("agent", "kokoro", 300, True, "tiny.en", None), ("agent", "kokoro", 300, True, "base", None),
+                    ("agent", "kokoro", 300, True, "base", 12.0)]
 
 
 def test_collect_in_a_condition_plays_every_scene_in_that_room(monkeypatch):
@@ -675,8 +682,9 @@ def test_collect_in_a_condition_plays_every_scene_in_that_room(monkeypatch):
             return {"judged": [{"frame": 0, "text": "hi", "named": False, "silence_s": 0.256}]}
 
     monkeypatch.setattr(cli, "_worker", {("env", "pause", "val", "espeak"): None,
-                                         ("agent", "espeak", 250, False, "tiny.en"): Agent(),
-                                         ("agent", "espeak", 250, True, "base"): Agent()})
+                                         ("agent", "espeak", 250, False, "tiny.en", None): Agent(),
+                                         ("agent", "espeak", 250, True, "base", None): Agent(),
+                                         ("agent", "espeak", 250, False, "tiny.en", 12.0): Agent()})
     monkeypatch.setattr(cli, "play_episode",
                         lambda env, agent, options, seed: seen.append(options) or [_silent_frame()])
     office = cli.play_scene(("pause", "pause-0003"), "val", 0, 250, "espeak", condition="office_noise_echo")
@@ -687,7 +695,9 @@ def test_collect_in_a_condition_plays_every_scene_in_that_room(monkeypatch):
     assert "condition" not in drawn[0][0] and not {"asr", "filler_prompt"} & set(drawn[0][0])
     # a line made with another recogniser or prompt says so (what fit and calibrate check)
     other = cli.play_scene(("pause", "pause-0003"), "val", 0, 250, "espeak", filler_prompt=True, asr="base")
-    assert other[0]["asr"] == "base" and other[0]["filler_prompt"] is True
+    assert other[0]["asr"] == "base" and other[0]["filler_prompt"] is True and "enhance_db" not in other[0]
+    enhanced = cli.play_scene(("pause", "pause-0003"), "val", 0, 250, "espeak", enhance_db=12)
+    assert enhanced[0]["enhance_db"] == 12.0 and not {"asr", "filler_prompt"} & set(enhanced[0])
     with pytest.raises(ValueError, match="condition 'kitchen'"):
         cli.collect("val", Path("unused.jsonl"), condition="kitchen")
 
@@ -735,7 +745,7 @@ def test_calibrate_holds_the_budget_in_every_room_and_writes_the_threshold(tmp_p
                               pooled=True)["threshold"] == 0.51
 
 
-@pytest.mark.parametrize("made", [{"filler_prompt": True}, {"asr": "base"}])
+@pytest.mark.parametrize("made", [{"filler_prompt": True}, {"asr": "base"}, {"enhance_db": 12.0}])
 def test_calibrate_refuses_transcripts_made_another_way_than_the_checkpoints(tmp_path, made):
     quiet, noisy = _calibration_files(tmp_path)
     other = tmp_path / "other.jsonl"

