@@ -128,3 +128,24 @@ def test_the_turn_detector_enhances_as_its_checkpoint_was_collected():
     assert TurnDetectorAgent(turn_end_model=collected, enhance_db=0).config()["enhance_db"] is None
     plain = TurnEndModel(np.zeros(N_FEATURES), 0.0)
     assert TurnDetectorAgent(turn_end_model=plain).config()["enhance_db"] is None
+
+
+def test_each_turn_end_model_hears_its_episodes_as_its_transcripts_were_made():
+    """With a single-user model collected on enhanced turns and a group model on plain ones, the
+    recogniser enhances in the single user's episodes and not in the group's; the knob sets both."""
+    from fdenv.train.turn_end import N_FEATURES, TurnEndModel
+    from fdenv_agents.cascade import TurnDetectorAgent
+
+    single = TurnEndModel(np.zeros(N_FEATURES), 0.0, meta={"enhance_db": 12.0})
+    group = TurnEndModel(np.zeros(N_FEATURES), 0.0)
+    agent = TurnDetectorAgent(turn_end_model=single, group_turn_end_model=group)
+    assert agent.config()["enhance_db"] == 12.0 and agent.config()["group_enhance_db"] is None
+    for duty, enhanced in (("People near you are talking to each other, and sometimes to you.", False), ("", True),
+                           ("You are Aria.", False)):
+        agent.reset(duty, 16000, 1280)
+        assert agent.in_group is not enhanced
+        assert (agent.transcriber.enhancer is not None) is enhanced
+    both = TurnDetectorAgent(turn_end_model=single, group_turn_end_model=group, enhance_db=6)
+    assert both.config()["group_enhance_db"] == 6.0
+    both.reset("You are Aria.", 16000, 1280)
+    assert both.transcriber.enhancer.attenuation_db == 6.0

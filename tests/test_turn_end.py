@@ -152,6 +152,19 @@ def test_the_single_user_checkpoints_hear_the_sound_and_the_confidence_on_single
                                   "threshold": m.threshold, "pooled": True}
 
 
+@pytest.mark.parametrize("name, plain, threshold", [("single_user_enhanced", "single_user", 0.94),
+                                                     ("single_user_enhanced_seed1", "single_user_seed1", 0.94),
+                                                     ("single_user_enhanced_seed2", "single_user_seed2", 0.96)])
+def test_the_enhanced_single_user_checkpoints_are_the_same_models_calibrated_on_enhanced_turns(name, plain, threshold):
+    """The same weights as the plain model; the threshold picked by ``calibrate --pooled
+    --enhance-db 12`` on three validation draws collected with the enhancement; the agent hears so."""
+    m, p = te.load(te.checkpoint_path(name)), te.load(te.checkpoint_path(plain))
+    assert np.array_equal(m.weights, p.weights) and m.bias == p.bias and m.meta["train"] == p.meta["train"]
+    assert m.threshold == threshold and m.meta["enhance_db"] == 12.0
+    assert m.meta["calibration"] == {"val": "val_s0.jsonl, val_s1.jsonl, val_s2.jsonl", "max_early": 0.02,
+                                     "threshold": threshold, "pooled": True, "enhance_db": 12.0}
+
+
 def _labels(expect, turn_id=None, label=None):
     return {"expect": expect, "turn": {"id": turn_id, "speaker": None, "label": label, "addressee": None}}
 
@@ -777,3 +790,27 @@ def test_calibrate_command_names_bad_input(tmp_path, capsys):
         assert msg in capsys.readouterr().err
     cli.main(["calibrate", "--checkpoint", str(tmp_path / "m.json"), "--val", str(quiet), "--max-early", "0"])
     assert "threshold 0.12" in capsys.readouterr().out
+
+
+def test_calibrate_for_an_agent_that_hears_enhanced_turns(tmp_path):
+    """``calibrate --enhance-db``: the files must be collected with that enhancement, the threshold
+    is picked on them, and the written checkpoint's agent listens so; its weights are untouched."""
+    quiet, _ = _calibration_files(tmp_path)
+    enhanced = tmp_path / "enhanced.jsonl"
+    enhanced.write_text("".join(json.dumps({**r, "enhance_db": 12.0}) + "\n" for r in cli.read_lines(quiet)))
+    with pytest.raises(ValueError, match=r"collected with \{'enhance_db': 12.0\}"):
+        cli.calibrate_main(tmp_path / "m.json", [enhanced], log=lambda x: None)
+    with pytest.raises(ValueError, match="collected with the defaults"):
+        cli.calibrate_main(tmp_path / "m.json", [quiet], log=lambda x: None, enhance_db=12)
+    with pytest.raises(ValueError, match="--enhance-db"):
+        cli.calibrate_main(tmp_path / "m.json", [enhanced], log=lambda x: None, enhance_db=0)
+    plain = cli.calibrate_main(tmp_path / "m.json", [quiet], max_early=0.0, log=lambda x: None)
+    heard = cli.calibrate_main(tmp_path / "m.json", [enhanced], max_early=0.0, out=tmp_path / "e.json",
+                               log=lambda x: None, enhance_db=12)
+    assert heard["threshold"] == plain["threshold"]  # the same silences, so the same pick
+    before, after = te.load(tmp_path / "m.json"), te.load(tmp_path / "e.json")
+    assert np.array_equal(before.weights, after.weights) and "enhance_db" not in before.meta
+    assert after.meta["enhance_db"] == 12.0 and after.meta["calibration"]["enhance_db"] == 12.0
+    from fdenv_agents.cascade import TurnDetectorAgent
+
+    assert TurnDetectorAgent(checkpoint=str(tmp_path / "e.json")).config()["enhance_db"] == 12.0

@@ -15,14 +15,15 @@ the endpointing.
 
 ``checkpoint``: a turn-end model: a file, or the name of a shipped one (``fdenv.train.turn_end.SHIPPED``:
 ``words``, the default, or ``single_user``, faster for one user, not fitted for several people,
-and ``single_user_seed1`` / ``_seed2``, its recipe on two more draws of training rooms; its hash is
-in ``config()``). ``threshold``: default the checkpoint's own, chosen on the
+and ``single_user_seed1`` / ``_seed2``, its recipe on two more draws of training rooms, and
+``single_user_enhanced`` (and ``_seed1``, ``_seed2``), the same three heard through the cascade's
+speech enhancement; its hash is in ``config()``). ``threshold``: default the checkpoint's own, chosen on the
 validation split. ``filler_prompt`` (the cascade's knob: the recogniser's prompt is written with
 fillers, so that it writes the "um" it hears) and ``model`` (the cascade's recogniser): default as
 the checkpoint was fitted (``meta["filler_prompt"]``, ``meta["asr"]``; a checkpoint without it
 was fitted on Whisper tiny.en), since its model learnt from transcripts made one way; so is
 ``enhance_db`` (the cascade's speech enhancement before the recogniser, ``meta["enhance_db"]``;
-none without it).
+none without it), and the group model's episodes are heard as its own checkpoint's were.
 
 ``group_checkpoint`` (default none) and ``group_threshold``: a second model for the episodes whose
 ``reset`` gives the assistant a duty. The duty is the assistant's instructions (the text a
@@ -90,6 +91,14 @@ class TurnDetectorAgent(CascadeAgent):
                                    group_threshold)
                        if group_checkpoint is not None or group_turn_end_model is not None else None)
         self.turn_end, self.threshold = self._single[:2]  # the episode's model: reset picks it
+        # each model's episodes are heard as its training transcripts were: a group model without
+        # the single-user model's speech enhancement keeps hearing the turns as they are
+        self._enhancers = {False: getattr(self.transcriber, "enhancer", None)}
+        if self._group is not None and hasattr(self.transcriber, "enhancer"):
+            from .enhance import SpeechEnhancer
+
+            group_db = self._group[0].meta.get("enhance_db") if enhance_db is None else enhance_db
+            self._enhancers[True] = SpeechEnhancer(group_db) if group_db else None
         self.in_group = False
         self.min_endpoint_ms = min_endpoint_ms
         self.record_sound = False  # collect sets it: each judged silence keeps its sound descriptor
@@ -123,8 +132,10 @@ class TurnDetectorAgent(CascadeAgent):
     def config(self) -> dict:
         group = {}
         if self._group is not None:
+            enhancer = self._enhancers.get(True)
             group = {"group_checkpoint": self.group_checkpoint_knob or "given", "group_checkpoint_sha": self._group[2],
-                     "group_threshold": self._group[1]}
+                     "group_threshold": self._group[1],
+                     "group_enhance_db": None if enhancer is None else enhancer.attenuation_db}
         return {**super().config(), "checkpoint": self.checkpoint_knob or "shipped:turn_end.json",
                 "checkpoint_sha": self._single[2], "threshold": self._single[1], "min_endpoint_ms": self.min_endpoint_ms,
                 **group}
@@ -134,6 +145,8 @@ class TurnDetectorAgent(CascadeAgent):
         # instructions mean a room of several people (the class docstring): the group model, if any
         self.in_group = self._group is not None and bool((duty or "").strip())
         self.turn_end, self.threshold = (self._group if self.in_group else self._single)[:2]
+        if hasattr(self.transcriber, "enhancer"):
+            self.transcriber.enhancer = self._enhancers.get(self.in_group, self._enhancers[False])
         self._stats["judged"] = []
         self._stats["early_ends"] = 0
         self._stats["turn_end_model"] = "group" if self.in_group else "single"

@@ -48,7 +48,8 @@ one (the checkpoint says so, and its agent hears the turn's end that way).
 ``calibrate`` picks a checkpoint's threshold again by the same rule, held in every validation
 file (one per room) and scene set at once, and prints what each room alone would pick;
 ``--pooled``, on files that are draws of the same rooms, held on them together (a larger
-validation set).
+validation set). ``--enhance-db``: for an agent that hears each turn noise-suppressed (files from
+``collect --enhance-db``); the written checkpoint then listens so.
 """
 
 from __future__ import annotations
@@ -452,17 +453,24 @@ def made_with(meta: dict) -> dict:
 
 
 def calibrate_main(checkpoint, val, max_early: float = 0.02, out: Path | None = None, sets=None,
-                   log=print, pooled: bool = False) -> dict:
+                   log=print, pooled: bool = False, enhance_db: float | None = None) -> dict:
     """A checkpoint's threshold picked again on validation files, each a room of its own
     (``collect --condition``, or drawn rooms): the lowest at which, in every file and scene set,
     at most ``max_early`` of the not-to-answer silences are answered early. ``pooled``: the files
     are draws of the same rooms (``collect --seed``), held to the budget together, per set. Logs
     the threshold each file alone would pick and, at the joint one, each file's rates per set;
-    ``out``: the checkpoint again with that threshold (its weights untouched). Returns the
-    summary."""
+    ``out``: the checkpoint again with that threshold (its weights untouched). ``enhance_db``: the
+    checkpoint's agent is to hear each turn noise-suppressed by at most that many dB (the
+    cascade's speech enhancement), whatever its training transcripts heard: the files must be
+    collected so (``collect --enhance-db``), and the written checkpoint's ``meta.enhance_db`` says
+    so. Returns the summary."""
     from ..train.turn_end import checkpoint_path, load
 
     model = load(checkpoint_path(checkpoint))
+    if enhance_db is not None:
+        if isinstance(enhance_db, bool) or not isinstance(enhance_db, (int, float)) or not 0 < enhance_db <= 100:
+            raise ValueError(f"--enhance-db {enhance_db!r}: expected a number of dB in (0, 100]")
+        model.meta["enhance_db"] = float(enhance_db)  # what its agent hears from now on
     val = _paths(val)
     per_file = {path: of_sets([{**as_heard(row, model.sound_from), "file": str(path)} for row in
                                 read_lines(path, model.uses_sound, model.uses_confidence, model.uses_pitch,
@@ -491,7 +499,8 @@ def calibrate_main(checkpoint, val, max_early: float = 0.02, out: Path | None = 
         model.threshold = joint
         model.meta["calibration"] = {"val": ", ".join(path.name for path in val), "max_early": max_early,
                                      "threshold": joint, **({"pooled": True} if pooled else {}),
-                                     **({"sets": list(sets)} if sets else {})}
+                                     **({"sets": list(sets)} if sets else {}),
+                                     **({"enhance_db": float(enhance_db)} if enhance_db is not None else {})}
         out.parent.mkdir(parents=True, exist_ok=True)
         model.save(out)
     return summary
@@ -685,6 +694,9 @@ def main(argv=None) -> None:
     k.add_argument("--out", type=Path, default=None, help="write the checkpoint with the new threshold here")
     k.add_argument("--pooled", action="store_true",
                    help="the files are draws of the same rooms (collect --seed): one budget for them together")
+    k.add_argument("--enhance-db", type=float, default=None, metavar="DB",
+                   help="the checkpoint's agent hears each turn noise-suppressed by at most DB dB (files from "
+                        "collect --enhance-db DB); the written checkpoint says so")
     args = p.parse_args(argv)
     if args.cmd == "calibrate":
         for path in args.val:
@@ -693,7 +705,8 @@ def main(argv=None) -> None:
         if not 0.0 <= args.max_early < 1.0:
             p.error(f"--max-early {args.max_early}: expected a share in [0, 1)")
         try:
-            calibrate_main(args.checkpoint, args.val, args.max_early, args.out, args.sets, pooled=args.pooled)
+            calibrate_main(args.checkpoint, args.val, args.max_early, args.out, args.sets, pooled=args.pooled,
+                           enhance_db=args.enhance_db)
         except (ValueError, FileNotFoundError) as e:
             p.error(str(e))
     elif args.cmd == "collect":

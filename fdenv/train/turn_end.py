@@ -425,10 +425,16 @@ def fit_logistic(x: np.ndarray, y: np.ndarray, l2: float) -> np.ndarray:
 # the sound and the recogniser's confidence, fitted on a single user's silences in Kokoro's voices;
 # docs/training.md, "The recogniser's confidence, and a model for a single user"); and the same
 # recipe fitted on two more draws of training rooms and humans (``collect --seed 1`` and ``2``;
-# "Three training seeds of the single-user model"), to measure how much the draw decides
+# "Three training seeds of the single-user model"), to measure how much the draw decides; and the
+# three again for an agent that hears each turn through the cascade's speech enhancement, their
+# weights unchanged, their thresholds picked on validation heard so (``calibrate --enhance-db``;
+# "Speech enhancement before the recogniser")
 SHIPPED = {"words": "turn_end.json", "single_user": "turn_end_single_user.json",
            "single_user_seed1": "turn_end_single_user_seed1.json",
-           "single_user_seed2": "turn_end_single_user_seed2.json"}
+           "single_user_seed2": "turn_end_single_user_seed2.json",
+           "single_user_enhanced": "turn_end_single_user_enhanced.json",
+           "single_user_enhanced_seed1": "turn_end_single_user_enhanced_seed1.json",
+           "single_user_enhanced_seed2": "turn_end_single_user_enhanced_seed2.json"}
 
 
 def default_checkpoint() -> Path:
