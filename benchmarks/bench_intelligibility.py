@@ -23,7 +23,9 @@ all turns and seeds. Prints a Markdown table
 with the targets. ``--enhance-db``: more columns, the cascade assistant's own recogniser
 (``fdenv_agents.cascade.asr.WhisperTranscriber``: greedy, its voice-activity filter and its
 initial prompt) as it is and with its speech enhancement (DeepFilterNet3) at each attenuation
-limit, on the same turns; ``--split val`` picks the limit on scenes the test never plays.
+limit, on the same turns, each heard as the cascade hands a turn to its recogniser, from its
+``prefix_padding_ms`` (0.5 s) before the turn; ``--split val`` picks the limit on scenes the test
+never plays.
 ``--set FIELD=VALUE`` (repeatable; the value read as JSON, else a string)
 changes a field of every measured room, to see which part of a room costs how many words (its
 reverberation alone, one noise source alone); the table's header then says it is not the presets.
@@ -48,6 +50,7 @@ compares voices on the same words in the same rooms.
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import os
 import time
@@ -56,12 +59,15 @@ import numpy as np
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from fdenv_agents.cascade.agent import DEFAULT_NAME as ASSISTANT  # noqa: E402
+from fdenv_agents.cascade.agent import DEFAULT_NAME as ASSISTANT, CascadeAgent  # noqa: E402
 from fdenv_agents.cascade.asr import WhisperTranscriber, name_prompt  # noqa: E402  (the assistant's own)
 
 PRESETS = ("anechoic", "office", "meeting_room", "living_room", "kitchen", "car_cabin")
 TARGET_WER = {"anechoic": 0.12, "car_cabin": 0.35}  # the others: 0.25
 PRE_S, POST_S = 0.10, 0.25
+# the audio before a turn's start that the cascade hands its recogniser (its prefix_padding_ms);
+# its speech enhancement settles on the noise in it (cut 0.1 s before, enhanced turns lost words)
+CASCADE_PRE_S = inspect.signature(CascadeAgent).parameters["prefix_padding_ms"].default / 1000
 # faster-whisper arguments over the scorer's (``fdenv.score.asr.DECODE``): see the docstring
 DECODINGS = {"whisper": {"beam_size": 5, "vad_filter": False}, "scorer": {}}
 
@@ -117,14 +123,17 @@ def measure(room: str, tts: str, scene_list, asr: str, sr: int = 16000, seeds=(0
     ``seeds``; ``by_voice``: the same for Whisper's decoding per TTS voice (the voice each turn's
     speaker has, ``voice_map``); ``asr_s``: the recogniser's seconds, all decodings. ``cascade``:
     more recognisers, by name, each a ``WhisperTranscriber`` (the cascade's own decoding, with its
-    initial prompt for the default assistant name), measured on the same turns."""
+    initial prompt for the default assistant name), measured on the same turns, each heard from
+    ``CASCADE_PRE_S`` before its start, as the cascade hands its recogniser a turn."""
     from fdenv.render import voice_map
     from fdenv.score.asr import transcribe
     from fdenv.score.text import normalise
 
-    hear = {k: (lambda x, decode=decode: " ".join(w.text for w in transcribe(x, model=asr, snap=False, decode=decode)))
+    hear = {k: (PRE_S, lambda x, decode=decode: " ".join(w.text for w in transcribe(x, model=asr, snap=False,
+                                                                                   decode=decode)))
             for k, decode in DECODINGS.items()}
-    hear |= {k: (lambda x, r=r: r.transcribe(x, name_prompt(ASSISTANT))) for k, r in (cascade or {}).items()}
+    hear |= {k: (CASCADE_PRE_S, lambda x, r=r: r.transcribe(x, name_prompt(ASSISTANT)))
+             for k, r in (cascade or {}).items()}
     counts = {k: {"errors": 0, "words": 0} for k in hear}
     by_voice: dict[str, dict] = {}
     asr_s = 0.0
@@ -136,9 +145,9 @@ def measure(room: str, tts: str, scene_list, asr: str, sr: int = 16000, seeds=(0
             for t in turns:
                 later = [s for s in starts if s > t.start + 1e-6]
                 stop = min(t.end + POST_S, (later[0] - 0.02) if later else t.end + POST_S)
-                x = mic[max(0, int((t.start - PRE_S) * sr)) : int(max(stop, t.end) * sr)]
                 ref = normalise(t.text)
-                for k, recognise in hear.items():
+                for k, (pre_s, recognise) in hear.items():
+                    x = mic[max(0, int((t.start - pre_s) * sr)) : int(max(stop, t.end) * sr)]
                     c = time.perf_counter()
                     hyp = normalise(recognise(x))
                     asr_s += time.perf_counter() - c

@@ -164,8 +164,9 @@ def test_the_cascades_recogniser_is_measured_as_it_is_and_enhanced_on_the_same_t
 
     sc = scene([{"speaker": "Ann", "text": "Nova, what time is it?", "label": "T", "gold_answer": "noon",
                  "addressee": "Nova"}], kind="mpe", assistant_name="Nova")
+    lengths = {"scorer's": [], "cascade's": []}
     monkeypatch.setattr(asr, "transcribe", lambda x, model=None, snap=True, decode=None:
-                        [asr.Word(w, 0.0, 0.1) for w in "Nova what time is it".split()])
+                        lengths["scorer's"].append(len(x)) or [asr.Word(w, 0.0, 0.1) for w in "Nova what time is it".split()])
     made = []
 
     class Transcriber(Recording):
@@ -173,6 +174,10 @@ def test_the_cascades_recogniser_is_measured_as_it_is_and_enhanced_on_the_same_t
             super().__init__(text="what time is it" if enhance_db else "what")
             self.enhance_db = enhance_db
             made.append(self)
+
+        def transcribe(self, audio16k, prompt=None):
+            lengths["cascade's"].append(len(audio16k))
+            return super().transcribe(audio16k, prompt)
 
     monkeypatch.setattr(bench, "WhisperTranscriber", Transcriber)
     splits = []
@@ -185,6 +190,10 @@ def test_the_cascades_recogniser_is_measured_as_it_is_and_enhanced_on_the_same_t
     assert all(t.prompts == ["Aria is the assistant."] * 2 for t in made)  # one turn, two seeds
     assert "| WER, the cascade's | WER, enhanced, 6 dB | WER, enhanced, 12 dB |" in out
     assert "| anechoic | 0.000 | 0.000 | 0.800 | 0.200 | 0.200 |" in out
+    # the cascade's recogniser hears the turn from its prefix padding (0.5 s) before the start
+    assert bench.CASCADE_PRE_S == 0.5 and len(set(lengths["scorer's"])) == len(set(lengths["cascade's"])) == 1
+    # (up to the episode's start: this turn begins a fraction of a second in)
+    assert 0 < lengths["cascade's"][0] - lengths["scorer's"][0] <= int(0.5 * 16000) - int(0.1 * 16000)
     with pytest.raises(SystemExit):
         bench.main(["--rooms", "anechoic", "--enhance-db", "6,loud"])
     assert "--enhance-db" in capsys.readouterr().err
