@@ -6,7 +6,7 @@
     python benchmarks/bench_intelligibility.py --voices [--rooms kitchen] [--sentences 24]
     python benchmarks/bench_intelligibility.py --rooms car_cabin,office,anechoic --split val --seeds 0 --enhance-db 6,12,18
 
-For each room preset, the first ``--per-set`` test scenes of every shipped set are played with a
+For each room preset, the first ``--per-set`` test scenes (``--split``) of every shipped set are played with a
 silent assistant (``behaviour=paper``: no human talks over another, so each turn is heard on its
 own; one episode per ``--seeds`` entry: each seed draws the room's geometry and noise anew). Every
 human turn is cut from microphone 0 at its played times (0.1 s before, up to 0.25 s of
@@ -357,7 +357,7 @@ def main_names(rooms, tts: str, asr: str, limit: int | None, free_limit: int) ->
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--tts", default="kokoro", choices=("espeak", "kokoro"))
-    ap.add_argument("--per-set", type=int, default=5, help="test scenes of each shipped set (default 5)")
+    ap.add_argument("--per-set", type=int, default=5, help="scenes of each shipped set, from --split (default 5)")
     ap.add_argument("--split", default="test", choices=("train", "val", "test"),
                     help="the scenes' split (default test; pick a setting on val)")
     ap.add_argument("--enhance-db", default=None, metavar="DB,...",

@@ -183,7 +183,7 @@ def test_the_cascades_recogniser_is_measured_as_it_is_and_enhanced_on_the_same_t
     splits = []
     monkeypatch.setattr(bench, "scenes", lambda per_set, split="test": splits.append(split) or [sc])
     monkeypatch.setattr(bench, "ASSISTANT", "Aria")
-    bench.main(["--rooms", "anechoic", "--seeds", "0,1", "--split", "val", "--enhance-db", "6,12"])
+    bench.main(["--rooms", "anechoic", "--tts", "espeak", "--seeds", "0,1", "--split", "val", "--enhance-db", "6,12"])
     out = capsys.readouterr().out
     assert splits == ["val"] and "1 val scenes" in out
     assert [t.enhance_db for t in made] == [None, 6.0, 12.0]
