@@ -61,15 +61,19 @@ def _delay(model_path: str) -> int:
     return cfg.getint("df", "fft_size") - hop + lookahead * hop
 
 
+def check_attenuation(db, field: str = "speech enhancement: attenuation_db") -> float:
+    """``db`` as a float when it is a number of dB in (0, 100]; else a ValueError naming ``field``
+    (the one rule for the limit, wherever it is given)."""
+    if isinstance(db, bool) or not isinstance(db, (int, float)) or not 0 < db <= 100:
+        raise ValueError(f"{field} {db!r}: expected a number of dB in (0, 100]")
+    return float(db)
+
+
 class SpeechEnhancer:
     """DeepFilterNet3 on 16 kHz audio, suppressing noise by at most ``attenuation_db``."""
 
     def __init__(self, attenuation_db: float = DEFAULT_ATTENUATION_DB):
-        if isinstance(attenuation_db, bool) or not isinstance(attenuation_db, (int, float)) \
-                or not 0 < attenuation_db <= 100:
-            raise ValueError(f"speech enhancement: attenuation_db={attenuation_db!r}; expected a number of dB in "
-                             "(0, 100]")
-        self.attenuation_db = float(attenuation_db)
+        self.attenuation_db = check_attenuation(attenuation_db)
 
     @property
     def name(self) -> str:

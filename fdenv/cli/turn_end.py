@@ -468,9 +468,9 @@ def calibrate_main(checkpoint, val, max_early: float = 0.02, out: Path | None = 
 
     model = load(checkpoint_path(checkpoint))
     if enhance_db is not None:
-        if isinstance(enhance_db, bool) or not isinstance(enhance_db, (int, float)) or not 0 < enhance_db <= 100:
-            raise ValueError(f"--enhance-db {enhance_db!r}: expected a number of dB in (0, 100]")
-        model.meta["enhance_db"] = float(enhance_db)  # what its agent hears from now on
+        from fdenv_agents.cascade.enhance import check_attenuation
+
+        model.meta["enhance_db"] = check_attenuation(enhance_db, "--enhance-db")  # what its agent hears from now on
     val = _paths(val)
     per_file = {path: of_sets([{**as_heard(row, model.sound_from), "file": str(path)} for row in
                                 read_lines(path, model.uses_sound, model.uses_confidence, model.uses_pitch,
@@ -712,8 +712,13 @@ def main(argv=None) -> None:
     elif args.cmd == "collect":
         if args.split == "test":
             print("note: collecting on the test split; never train on it")
-        if args.enhance_db is not None and not 0 < args.enhance_db <= 100:
-            p.error(f"--enhance-db {args.enhance_db}: expected a number of dB in (0, 100]")
+        if args.enhance_db is not None:
+            from fdenv_agents.cascade.enhance import check_attenuation
+
+            try:
+                check_attenuation(args.enhance_db, "--enhance-db")
+            except ValueError as e:
+                p.error(str(e))
         collect(args.split, args.out, args.sets, args.limit, args.seed, args.workers, args.min_endpoint_ms, args.tts,
                 args.words, args.condition, filler_prompt=args.filler_prompt, asr=args.asr, smart_turn=args.smart_turn,
                 enhance_db=args.enhance_db)
