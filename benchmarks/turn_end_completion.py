@@ -112,11 +112,15 @@ def main(argv=None) -> None:
 
     train, val = rows_of(args.train, "--train"), rows_of(args.val, "--val")
     heldout = {p.name: rows_of([p], "--heldout") for p in args.heldout}
-    scores: dict[str, float] = {}
+    scores: dict[str, float] = {}  # each distinct transcript read once
+
+    def completion(text: str) -> float:
+        if text not in scores:
+            scores[text] = end_probability(text)
+        return scores[text]
 
     def with_columns(rows, lm: bool):
-        return [{**r, "sound": columns(r, scores.setdefault(r["text"], end_probability(r["text"])) if lm else None)}
-                for r in rows]
+        return [{**r, "sound": columns(r, completion(r["text"]) if lm else None)} for r in rows]
 
     print(f"{len(train)} train silences, {len(val)} validation silences")
     if args.scripts:
