@@ -5,9 +5,9 @@
 Each pause scene's words up to each of its pauses, and each turn-taking scene's final turn, are
 synthesised in one voice (the first of the back end's voices, as the renderer cuts a turn's
 pieces), followed by 0.3 s of digital silence (about when the turn detector first judges a
-silence), with no room, and transcribed as the cascade transcribes a turn (Whisper tiny.en,
-greedy, its voice-activity filter) with word timestamps. Per silence: the last word's end
-against the end of the speech, the last word's duration and its probability. Printed: each
+silence), with no room, and transcribed by the cascade's own recogniser (``WhisperTranscriber``:
+Whisper tiny.en, greedy, its voice-activity filter) with word timestamps. Per silence: the last
+word's end against the end of the speech, the last word's duration and its probability. Printed: each
 silence, the medians per kind, and each measure's ROC AUC as a score of "a pause" (the end's
 offset and the duration as they are, the probability reversed). A probe of a cue the turn-end
 model does not have: timing comes from Whisper's cross-attention alignment, and a word Whisper
@@ -42,21 +42,18 @@ def silences(split: str, limit: int | None) -> list[tuple[str, str, list, int]]:
     return out
 
 
-def last_word(audio: np.ndarray, model=None):
-    """The last word Whisper hears in ``audio`` (16 kHz) as the cascade decodes, or None."""
-    from fdenv.score.asr import load
-
-    segments, _ = load(model).transcribe(audio, language="en", beam_size=1, temperature=0.0,
-                                         condition_on_previous_text=False, vad_filter=True,
-                                         without_timestamps=True, word_timestamps=True)
-    words = [w for s in segments for w in (s.words or []) if w.word.strip()]
+def last_word(audio: np.ndarray, transcriber) -> tuple[str, float, float, float] | None:
+    """The last word the cascade's recogniser (``transcriber``) hears in ``audio`` (16 kHz), as
+    ``(word, start s, end s, probability)``, or None."""
+    words = transcriber.timed_words(audio)
     return words[-1] if words else None
 
 
 def measure(tts: str, split: str, limit: int | None) -> list[dict]:
     from fdenv.render.renderer import Renderer
+    from fdenv_agents.cascade.asr import WhisperTranscriber
 
-    renderer = Renderer(tts, sample_rate=RATE)
+    renderer, transcriber = Renderer(tts, sample_rate=RATE), WhisperTranscriber()
     voice = sorted(renderer.voices)[0]
     rows = []
     for kind, scene, pieces, heard in silences(split, limit):
@@ -67,12 +64,13 @@ def measure(tts: str, split: str, limit: int | None) -> list[dict]:
         for p, a in zip(pieces[:heard], audio[:heard]):
             parts += [a.audio, np.zeros(int(p.silence_after_s * RATE), np.float32)]
         speech = np.concatenate(parts[:-1])  # up to the end of the last word heard
-        w = last_word(np.concatenate([speech, np.zeros(int(TAIL_S * RATE), np.float32)]))
+        w = last_word(np.concatenate([speech, np.zeros(int(TAIL_S * RATE), np.float32)]), transcriber)
         if w is None:
             continue
+        word, start, end, probability = w
         rows.append({"kind": kind, "scene": scene, "said": " ".join(p.text for p in pieces[:heard]),
-                     "heard_last": w.word.strip(), "end_offset_s": float(w.end - len(speech) / RATE),
-                     "duration_s": float(w.end - w.start), "probability": float(w.probability)})
+                     "heard_last": word, "end_offset_s": end - len(speech) / RATE, "duration_s": end - start,
+                     "probability": probability})
     return rows
 
 

@@ -44,14 +44,11 @@ def columns(row: dict, completion: float | None) -> list[float]:
     return cols + (list(te.smart_turn_features(completion)) if completion is not None else [])
 
 
-def pause_scenes_taken(model, rows: list[dict], threshold: float) -> tuple[list[str], int]:
+def pause_scenes_taken(pauses: list[dict], probs: list[np.ndarray], threshold: float) -> tuple[list[str], int]:
     """(the pause scenes with a not-to-answer silence answered early, sorted; the number of pause
-    scenes) among ``rows``."""
-    from fdenv.cli.turn_end import silence_probs
-
-    pauses = [r for r in rows if r.get("set") == "pause"]
+    scenes) among the pause set's silences ``pauses``, each with its per-frame probabilities."""
     taken = set()
-    for r, p in zip(pauses, silence_probs(model, pauses)):
+    for r, p in zip(pauses, probs):
         first = next((i for i, q in enumerate(p) if q >= threshold), None)
         if first is not None and r["labels"][first] == 0:
             taken.add((r["file"], r["scene_id"]))
@@ -59,15 +56,13 @@ def pause_scenes_taken(model, rows: list[dict], threshold: float) -> tuple[list[
 
 
 def report(name: str, model, rows: list[dict], threshold: float, which: bool = False) -> str:
-    from fdenv.cli.turn_end import examples, roc_auc, rule_cell
+    from fdenv.cli.turn_end import roc_auc, rule_cell, silence_probs
 
     pauses = [r for r in rows if r.get("set") == "pause"]
-    auc = "-"
-    if pauses:
-        t, n, s, y, c, w, *_ = examples(pauses)
-        p = np.array([model.prob(*q) for q in zip(t, n, s, c, w)])
-        auc = f"{roc_auc(p, np.array(y)):.3f}" if 0 < sum(y) < len(y) else "-"
-    taken, scenes = pause_scenes_taken(model, rows, threshold)
+    probs = silence_probs(model, pauses)  # each silence's frames, read once for the AUC and the scenes
+    y = np.array([label for r in pauses for label in r["labels"]])
+    auc = f"{roc_auc(np.concatenate(probs), y):.3f}" if 0 < y.sum() < len(y) else "-"
+    taken, scenes = pause_scenes_taken(pauses, probs, threshold)
     return (f"| {name} | {auc} | {rule_cell(model, rows, threshold)} | "
             f"{len(taken)}/{scenes} = {len(taken) / scenes if scenes else 0:.3f}"
             + (f": {', '.join(taken)}" if which and taken else "") + " |")

@@ -572,6 +572,30 @@ def test_whisper_words_are_the_transcripts_words_with_their_probabilities():
     assert recogniser.transcribe_words(np.zeros(SR, np.float32)) == []
 
 
+def test_timed_words_are_the_words_with_when_each_is_spoken():
+    """``timed_words``: ``transcribe_words`` with each word's start and end from the decoder, in
+    order, empty words left out, as the same decode."""
+    from types import SimpleNamespace
+
+    from fdenv_agents.cascade.asr import WhisperTranscriber
+
+    word = lambda w, a, b, p: SimpleNamespace(word=w, start=a, end=b, probability=p)  # noqa: E731
+
+    class Decoder:  # faster-whisper's WhisperModel.transcribe, as the transcriber calls it
+        def transcribe(self, audio, **options):
+            assert options["word_timestamps"] is True
+            return iter([SimpleNamespace(text=" Could you", compression_ratio=1.0,
+                                         words=[word(" Could", 0.1, 0.3, 0.9), word(" ", 0.3, 0.3, 0.1)]),
+                         SimpleNamespace(text=" give me?", compression_ratio=1.0,
+                                         words=[word(" you", 0.3, 0.5, 0.95), word(" me?", 0.8, 1.1, 0.5)])]), None
+
+    recogniser = WhisperTranscriber()
+    recogniser._model = Decoder()
+    audio = np.full(SR, 0.1, np.float32)
+    assert recogniser.timed_words(audio) == [("Could", 0.1, 0.3, 0.9), ("you", 0.3, 0.5, 0.95), ("me?", 0.8, 1.1, 0.5)]
+    assert recogniser.transcribe_words(audio) == [(w, p) for w, _, _, p in recogniser.timed_words(audio)]
+
+
 def test_a_looping_decode_is_decoded_again_without_repeated_trigrams():
     """Whisper's test of a failed decode (gzip compression ratio above 2.4) finds a loop; the
     second decode, deterministic, may not repeat three tokens. A decode that does not loop is

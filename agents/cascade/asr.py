@@ -72,8 +72,15 @@ class WhisperTranscriber:
         recogniser's probability of each (faster-whisper's word timestamps: the mean probability
         of the word's tokens; punctuation is joined to the word before it, its own probability
         left out). Costs an alignment pass more than ``transcribe``."""
-        return [(w.word.strip(), float(w.probability))
-                for s in self._segments(audio16k, prompt, words=True) for w in (s.words or []) if w.word.strip()]
+        return [(w.word.strip(), float(w.probability)) for w in self._words(audio16k, prompt)]
+
+    def timed_words(self, audio16k: np.ndarray, prompt: str | None = None) -> list[tuple[str, float, float, float]]:
+        """``transcribe_words`` with when each word is spoken: ``(word, start s, end s, probability)``,
+        the times from the start of ``audio16k`` (Whisper's cross-attention alignment)."""
+        return [(w.word.strip(), float(w.start), float(w.end), float(w.probability)) for w in self._words(audio16k, prompt)]
+
+    def _words(self, audio16k: np.ndarray, prompt: str | None) -> list:
+        return [w for s in self._segments(audio16k, prompt, words=True) for w in (s.words or []) if w.word.strip()]
 
     def _segments(self, audio16k: np.ndarray, prompt: str | None, words: bool) -> list:
         if self._model is None:
