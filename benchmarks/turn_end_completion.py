@@ -19,7 +19,9 @@ language model reads each distinct transcript once (about 40 ms here). ``--check
 shipped model too, as it is, at its own threshold, naming the pause scenes it takes.
 ``--scripts``: per split, the share of the scripts' own words before a pause to which the
 language model gives an end probability above 0.05 (how often a split's pauses stop where a
-sentence could end). Deterministic.
+sentence could end). ``--pitch-from SOURCE`` (``microphone`` or ``denoised``): a third model, the
+recipe plus the pitch of the turn's end (``turn_end.pitch_features``) heard from that signal, each
+line's ``pitch`` or ``pitch_denoised``. Deterministic.
 """
 
 from __future__ import annotations
@@ -32,31 +34,22 @@ import numpy as np
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-MODELS = ("words + sound + confidence", "+ language model")
+MODELS = ("words + sound + confidence", "+ language model")  # and, with --pitch-from, "+ pitch (SOURCE)"
 
 
-def columns(row: dict, completion: float | None) -> list[float]:
+def columns(row: dict, completion: float | None, pitch: bool = False) -> list[float]:
     """The row's columns after the words' and silence's: the sound of the turn's end, the
-    recogniser's confidence, and (``completion`` given) the language model's two."""
+    recogniser's confidence, (``completion`` given) the language model's two, and (``pitch``) the
+    pitch's four."""
     from fdenv.train import turn_end as te
 
     cols = [*te.sound_features(np.asarray(row["sound"], np.float32)), *te.confidence_features(row["text"], row["words"])]
-    return cols + (list(te.smart_turn_features(completion)) if completion is not None else [])
-
-
-def pause_scenes_taken(pauses: list[dict], probs: list[np.ndarray], threshold: float) -> tuple[list[str], int]:
-    """(the pause scenes with a not-to-answer silence answered early, sorted; the number of pause
-    scenes) among the pause set's silences ``pauses``, each with its per-frame probabilities."""
-    taken = set()
-    for r, p in zip(pauses, probs):
-        first = next((i for i, q in enumerate(p) if q >= threshold), None)
-        if first is not None and r["labels"][first] == 0:
-            taken.add((r["file"], r["scene_id"]))
-    return sorted(scene for _, scene in taken), len({(r["file"], r["scene_id"]) for r in pauses})
+    cols += list(te.smart_turn_features(completion)) if completion is not None else []
+    return cols + (list(te.pitch_features(row["pitch"])) if pitch else [])
 
 
 def report(name: str, model, rows: list[dict], threshold: float, which: bool = False) -> str:
-    from fdenv.cli.turn_end import roc_auc, rule_cell, silence_probs
+    from fdenv.cli.turn_end import pause_scenes_taken, roc_auc, rule_cell, silence_probs
 
     pauses = [r for r in rows if r.get("set") == "pause"]
     probs = silence_probs(model, pauses)  # each silence's frames, read once for the AUC and the scenes
@@ -85,7 +78,8 @@ def scripted_prefixes(threshold: float = 0.05) -> str:
 
 
 def main(argv=None) -> None:
-    from fdenv.cli.turn_end import SETS, by_set, fit_plus_columns, of_sets, pick_threshold, read_lines
+    from fdenv.cli.turn_end import SETS, as_heard, by_set, fit_plus_columns, of_sets, pick_threshold, read_lines
+    from fdenv.train.turn_end import SOUND_SOURCES
     from fdenv.train.completion import end_probability
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -99,11 +93,15 @@ def main(argv=None) -> None:
                          "naming the pause scenes it takes")
     ap.add_argument("--scripts", action="store_true",
                     help="also, per split, how often the scripts' words before a pause could end a sentence")
+    ap.add_argument("--pitch-from", default=None, choices=list(SOUND_SOURCES),
+                    help="also the recipe plus the pitch of the turn's end, heard from this signal")
     args = ap.parse_args(argv)
+    pitch_from = args.pitch_from or "microphone"
 
     def rows_of(paths, option):
-        return of_sets([{**r, "file": str(p)} for p in paths for r in read_lines(p, sound=True, words=True)],
-                       args.sets, option)
+        return of_sets([{**as_heard(r, "microphone", pitch_from), "file": str(p)} for p in paths
+                        for r in read_lines(p, sound=True, words=True, pitch=args.pitch_from is not None,
+                                            pitch_from=pitch_from)], args.sets, option)
 
     train, val = rows_of(args.train, "--train"), rows_of(args.val, "--val")
     heldout = {p.name: rows_of([p], "--heldout") for p in args.heldout}
@@ -114,23 +112,27 @@ def main(argv=None) -> None:
             scores[text] = end_probability(text)
         return scores[text]
 
-    def with_columns(rows, lm: bool):
-        return [{**r, "sound": columns(r, completion(r["text"]) if lm else None)} for r in rows]
+    def with_columns(rows, lm: bool, pitch: bool = False):
+        return [{**r, "sound": columns(r, completion(r["text"]) if lm else None, pitch)} for r in rows]
 
     print(f"{len(train)} train silences, {len(val)} validation silences")
     if args.scripts:
         print(scripted_prefixes())
     print("| model, files | pause ROC AUC (per frame) | at the threshold, per set: not-to-answer answered early / "
           "the assistant's answered early, at a median silence | pause scenes taken |\n|---|---|---|---|")
-    for name, lm in zip(MODELS, (False, True)):
-        v = with_columns(val, lm)
-        model = fit_plus_columns(with_columns(train, lm), v)
+    models = [(MODELS[0], False, False), (MODELS[1], True, False)]
+    if args.pitch_from:
+        models.append((f"+ pitch ({args.pitch_from})", False, True))
+    for name, lm, pitch in models:
+        v = with_columns(val, lm, pitch)
+        model = fit_plus_columns(with_columns(train, lm, pitch), v)
         threshold = pick_threshold(model, v, args.max_early, group=by_set)
-        weights = f", weights {model.column_weights[-2]:+.2f} {model.column_weights[-1]:+.2f}" if lm else ""
+        n = 2 if lm else 4 if pitch else 0
+        weights = f", weights {' '.join(f'{w:+.2f}' for w in model.column_weights[-n:])}" if n else ""
         print(f"| **{name}** (threshold {threshold:.2f}{weights}) | | | |")
         print(report("validation", model, v, threshold), flush=True)
         for file, rows in heldout.items():
-            print(report(file, model, with_columns(rows, lm), threshold), flush=True)
+            print(report(file, model, with_columns(rows, lm, pitch), threshold), flush=True)
     if args.checkpoint:
         from fdenv.cli.turn_end import as_heard
         from fdenv.train.turn_end import checkpoint_path, load

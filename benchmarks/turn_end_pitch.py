@@ -2,7 +2,7 @@
 sound and the recogniser's confidence?
 
     python benchmarks/turn_end_pitch.py --train runs/tp/train_k.jsonl --val runs/tp/val_k_s0.jsonl \\
-        [--sets pause turn_taking] [--max-early 0.02]
+        [--sets pause turn_taking] [--max-early 0.02] [--pitch-from denoised]
 
 The files are ``python -m fdenv.cli.turn_end collect --words``'s, which keep each judged
 silence's ``fdenv.train.turn_end.pitch_descriptor`` (the F0 of the turn's last 1.2 s up to the
@@ -15,7 +15,9 @@ confidence`` (its recipe, fitted on these files); the same ``+ pitch``; and ``wo
 each: the per-frame ROC AUC in each scene set, and the agent's rule on the validation silences at
 the threshold ``fit`` would pick with ``--max-early`` (the single-user model's 2 %): per set, the
 share of not-to-answer silences answered early and of the assistant's answered early, at a median
-silence. Deterministic.
+silence. ``--pitch-from denoised``: the contour of the same audio noise-suppressed, as the
+voice-activity detector hears it (each line's ``pitch_denoised``), in which the tracker finds more
+of a voice in road noise. Deterministic.
 """
 
 from __future__ import annotations
@@ -63,7 +65,9 @@ def main(argv=None) -> None:
         print(f"train, {line}")
     print(RULE_HEADER)
     print(rule_row("shipped single_user", te.load(te.checkpoint_path("single_user")), val, args.max_early), flush=True)
-    for row in fitted_rule_rows(args, val, MODELS,
+    models = [(name, {**columns, "pitch_from": args.pitch_from} if columns.get("pitch") else columns)
+              for name, columns in MODELS]
+    for row in fitted_rule_rows(args, val, models,
                                 lambda m: last_weights(m, te.N_PITCH, "pitch weights") if m.uses_pitch else ""):
         print(row, flush=True)
 

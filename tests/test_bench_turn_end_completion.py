@@ -75,3 +75,32 @@ def test_the_splits_scripted_pauses_are_read_by_the_language_model(bench):
     assert sorted(shares) == ["test", "train", "val"]
     for share, of, n in shares.values():
         assert of == "of" and int(n) >= 60 and 0 < int(share.rstrip("%")) < 50
+
+
+def test_with_pitch_from_a_third_model_hears_the_pitch_from_that_signal(bench, tmp_path, capsys):
+    """``--pitch-from denoised``: the recipe plus the pitch of each line's ``pitch_denoised``, here
+    the only cue that tells the pauses (held) from the ends (a fall); the microphone's contour is
+    held throughout, so ``--pitch-from microphone`` learns nothing from it."""
+    from fdenv.train import turn_end as te
+
+    from .test_turn_end import _voiced_windows
+
+    held = [te.pitch_descriptor(_voiced_windows(1.5, "held", f0=120 + 7 * i, seed=i)) for i in range(4)]
+    fall = [te.pitch_descriptor(_voiced_windows(1.5, "fall", f0=120 + 7 * i, seed=i)) for i in range(4)]
+
+    def rows(n, seed):
+        return alike_silences(n, seed, pitch=lambda i, end: held[i // 2 % 4],
+                              pitch_denoised=lambda i, end: (fall if end else held)[i // 2 % 4])
+
+    train, val = write_lines(tmp_path / "t.jsonl", rows(40, 0)), write_lines(tmp_path / "v.jsonl", rows(20, 1))
+    for source, auc in (("denoised", "1.000"), ("microphone", "0.500")):
+        bench.main(["--train", train, "--val", val, "--sets", "pause", "--pitch-from", source])
+        lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| ")]
+        at = lines.index(next(line for line in lines if line.startswith(f"| **+ pitch ({source})**")))
+        assert len(lines[at].split("weights ")[1].split(")")[0].split()) == 4  # the pitch's four columns
+        assert lines[at + 1].startswith(f"| validation | {auc} |"), lines[at + 1]
+    rows_without = rows(4, 0)
+    del rows_without[1]["pitch_denoised"]
+    old = write_lines(tmp_path / "old.jsonl", rows_without)
+    with pytest.raises(ValueError, match=r"old.jsonl:2: no \"pitch_denoised\" contour"):
+        bench.main(["--train", old, "--val", val, "--pitch-from", "denoised"])

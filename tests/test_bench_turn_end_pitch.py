@@ -50,3 +50,23 @@ def test_files_without_the_pitch_are_named(bench, contours, tmp_path):
     write_lines(tmp_path / "old.jsonl", rows)
     with pytest.raises(ValueError, match=r"old.jsonl:3: no \"pitch\" contour.*collect again"):
         bench.main(["--train", str(tmp_path / "old.jsonl"), "--val", str(tmp_path / "old.jsonl")])
+
+
+def test_the_benchmark_hears_the_noise_suppressed_contour_when_asked(bench, contours, tmp_path, capsys):
+    """``--pitch-from denoised``: the contour of each line's ``pitch_denoised`` (here the only one
+    that tells the silences apart; the microphone's is held throughout), for the contrast and for
+    every model with the pitch."""
+    def rows(n, seed):
+        return alike_silences(n, seed, pitch=lambda i, end: contours["held"][(i // 2 + seed) % 6],
+                              pitch_denoised=lambda i, end: contours["fall" if end else "held"][(i // 2 + seed) % 6])
+
+    files = collect_files(tmp_path, rows(60, 0), rows(30, 1))
+    bench.main(files)
+    plain = capsys.readouterr().out
+    bench.main(files + ["--pitch-from", "denoised"])
+    denoised = capsys.readouterr().out
+    for out, auc in ((plain, "pause 0.500"), (denoised, "pause 1.000")):
+        row, = [line for line in out.splitlines() if line.startswith("| words + pitch ")]
+        assert auc in row, row
+    fall, = [line for line in denoised.splitlines() if line.startswith("train, the assistant's")]
+    assert float(fall.split("level ")[1].split(" st")[0]) < -3.5

@@ -573,6 +573,29 @@ def test_a_model_with_the_pitch_learns_what_the_words_cannot_and_round_trips(tmp
     assert _the_fit_command_needs(tmp_path, lines, "pitch", pitch=True).uses_pitch
 
 
+def test_the_fit_command_takes_the_pitch_from_the_denoised_contour_and_keeps_the_source(tmp_path):
+    """``fit --pitch --pitch-from denoised`` learns from each line's ``pitch_denoised`` (here the
+    contour that tells the labels apart here), writes the source into the checkpoint, and ``calibrate`` reads the same
+    contour again; a line without it is named; a source that is not one is refused."""
+    held = te.pitch_descriptor(_voiced_windows(1.5, "held"))
+    lines = [{"set": "pause", "scene_id": f"s{i}", "text": "we went to the station", "named": False,
+              "silence_s": 0.256, "labels": [i % 2] * 3, "pitch": held,
+              "pitch_denoised": te.pitch_descriptor(_voiced_windows(1.5, "fall" if i % 2 else "held", seed=i))}
+             for i in range(40)]
+    model = _the_fit_command_needs(tmp_path, [dict(r) for r in lines], "pitch_denoised", pitch=True,
+                                   pitch_from="denoised")
+    assert model.uses_pitch and model.pitch_from == "denoised" and model.sound_from == "microphone"
+    assert json.loads((tmp_path / "m.json").read_text())["pitch_from"] == "denoised"
+    summary = cli.calibrate_main(tmp_path / "m.json", [tmp_path / "a.jsonl"], log=lambda line: None)
+    assert summary["files"]["a.jsonl"]["at_threshold"]["pause"]["early_on_negatives"] == 0.0
+    plain = cli.fit_main(tmp_path / "a.jsonl", tmp_path / "a.jsonl", tmp_path / "p.json", log=lambda line: None,
+                         pitch=True)
+    assert plain["validation"]["roc_auc"] == 0.5  # the microphone's contour is the same on every line
+    assert "pitch_from" not in json.loads((tmp_path / "p.json").read_text())
+    with pytest.raises(ValueError, match="pitch_from='speaker'"):
+        cli.fit_main(tmp_path / "a.jsonl", tmp_path / "a.jsonl", tmp_path / "q.json", pitch=True, pitch_from="speaker")
+
+
 @pytest.mark.slow
 def test_collect_with_words_keeps_the_recognisers_words_of_each_transcript(tmp_path):
     """``collect --words``: real audio, the real recogniser; each line's words spell its

@@ -36,10 +36,11 @@ rooms apart by ear. ``stats()["judged"]``: every judged silence, with its frame,
 probability at the first look and, when it answered early, after how long a silence
 (``python -m fdenv.cli.turn_end collect`` labels them to train the model; it sets ``record_sound``,
 and each entry then keeps the sound descriptor of the turn's end, from the microphone and
-noise-suppressed, and its pitch contour as well). A model with sound columns gets that descriptor
+noise-suppressed, and its pitch contour, from both, as well). A model with sound columns gets that descriptor
 at its first look at each silence, from the signal its checkpoint names (``sound_from``: the
 microphone, as the recogniser hears it, or noise-suppressed, as the voice-activity detector
-does), one with pitch columns that contour (``fdenv.train.turn_end.pitch_descriptor``). A model
+does), one with pitch columns that contour (``fdenv.train.turn_end.pitch_descriptor``), from the
+signal its checkpoint names likewise (``pitch_from``). A model
 that reads the recogniser's confidence (``fdenv.train.turn_end.confidence_features``) gets the
 words of a second recognition of the same audio, with their probabilities (``record_words``
 keeps them in the entry too). A model that hears Smart Turn (``fdenv.train.smart_turn``) gets its probability that
@@ -178,7 +179,10 @@ class TurnDetectorAgent(CascadeAgent):
         sources = heard if self.record_sound else [self.turn_end.sound_from] if self.turn_end.uses_sound else []
         sounds = {src: sound_descriptor(heard[src]) for src in sources}
         sound = sounds.get(self.turn_end.sound_from)
-        pitch = pitch_descriptor(turn["audio"]) if self.record_sound or self.turn_end.uses_pitch else None
+        # the pitch contour likewise: collect keeps both, a model hears the one its checkpoint names
+        sources = heard if self.record_sound else [self.turn_end.pitch_from] if self.turn_end.uses_pitch else []
+        pitches = {src: pitch_descriptor(heard[src]) for src in sources}
+        pitch = pitches.get(self.turn_end.pitch_from)
         words = self._transcribe_words(turn) if self.record_words or self.turn_end.uses_confidence else None
         smart = smart_turn_probability(turn["audio"]) if self.record_smart_turn or self.turn_end.uses_smart_turn \
             else None
@@ -190,7 +194,8 @@ class TurnDetectorAgent(CascadeAgent):
         if self.record_sound:
             self._stats["judged"][-1]["sound"] = np.round(sounds["microphone"], 2).tolist()
             self._stats["judged"][-1]["sound_denoised"] = np.round(sounds["denoised"], 2).tolist()
-            self._stats["judged"][-1]["pitch"] = pitch
+            self._stats["judged"][-1]["pitch"] = pitches["microphone"]
+            self._stats["judged"][-1]["pitch_denoised"] = pitches["denoised"]
         if self.record_smart_turn:
             self._stats["judged"][-1]["smart_turn"] = smart
         if self.record_words:

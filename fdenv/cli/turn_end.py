@@ -18,7 +18,8 @@ speaks again (at most up to the long endpoint), from the env (``answer_now``: 1 
 assistant should answer now, after a request, a final turn or a pause scene's whole turn; 0
 otherwise: a pause, a gap between one speaker's turns, people talking among themselves), and the
 sound of the turn's end (``fdenv.train.turn_end.sound_descriptor``, 2 decimals; ``sound`` from the
-microphone, ``sound_denoised`` noise-suppressed) and its pitch (``pitch_descriptor``); with
+microphone, ``sound_denoised`` noise-suppressed) and its pitch (``pitch_descriptor``; ``pitch`` and
+``pitch_denoised`` likewise); with
 ``--words``, also the recogniser's words of a second recognition of the same audio, each with its
 probability (``benchmarks/turn_end_confidence.py`` reads them). Lines
 are written as each scene ends (``--workers`` processes); a rerun skips scenes already in the
@@ -43,7 +44,8 @@ the rates at that threshold. ``--sound``: the model hears the sound of the turn'
 ``--confidence``: it reads the recogniser's confidence in the words (files from ``collect --words``);
 ``--pitch``: it hears the pitch of the turn's end; ``--smart-turn``: it hears Smart Turn (files from
 ``collect --smart-turn``); ``--sound-from denoised``: its sound descriptor is the noise-suppressed
-one (the checkpoint says so, and its agent hears the turn's end that way).
+one (the checkpoint says so, and its agent hears the turn's end that way); ``--pitch-from
+denoised``: its pitch contour likewise.
 
 ``calibrate`` picks a checkpoint's threshold again by the same rule, held in every validation
 file (one per room) and scene set at once, and prints what each room alone would pick;
@@ -156,7 +158,7 @@ def label_silences(judged: list[dict], labels: list[dict], follow: int) -> list[
             ys.append(answer_now(labels[j], last[j]))
         out.append({"frame": d["frame"], "text": d["text"], "named": d["named"], "silence_s": d["silence_s"],
                     "expect": labels[f]["expect"], "last_turn": last[f], "labels": ys,
-                    **{k: d[k] for k in ("sound", "sound_denoised", "pitch", "words", "smart_turn") if k in d}})
+                    **{k: d[k] for k in ("sound", "sound_denoised", "pitch", "pitch_denoised", "words", "smart_turn") if k in d}})
     return out
 
 
@@ -241,11 +243,12 @@ def _rows(path: Path):
 
 
 def read_lines(path: Path, sound: bool = False, words: bool = False, pitch: bool = False,
-               smart_turn: bool = False, sound_from: str = "microphone") -> list[dict]:
+               smart_turn: bool = False, sound_from: str = "microphone", pitch_from: str = "microphone") -> list[dict]:
     """The labelled silences of a ``collect`` file (scenes without one are skipped); ``sound``:
     each must carry its sound descriptor, from ``sound_from`` (``"denoised"``: its
     ``sound_denoised`` too; ``as_heard`` takes it); ``words``: the recogniser's words
-    (``collect --words``); ``pitch``: its pitch contour; ``smart_turn``: Smart Turn's probability
+    (``collect --words``); ``pitch``: its pitch contour, from ``pitch_from`` (``"denoised"``: its
+    ``pitch_denoised``); ``smart_turn``: Smart Turn's probability
     (``collect --smart-turn``)."""
     rows = []
     for i, row in _rows(path):
@@ -265,6 +268,9 @@ def read_lines(path: Path, sound: bool = False, words: bool = False, pitch: bool
         if pitch and "pitch" not in row:
             raise ValueError(f"{path}:{i}: no \"pitch\" contour, which a model with --pitch needs; a file from an "
                              "older collect? collect again")
+        if pitch and pitch_from == "denoised" and "pitch_denoised" not in row:
+            raise ValueError(f"{path}:{i}: no \"pitch_denoised\" contour, which a model with --pitch-from "
+                             "denoised needs; a file from an older collect? collect again")
         if smart_turn and "smart_turn" not in row:
             raise ValueError(f"{path}:{i}: no \"smart_turn\" probability, which a model with --smart-turn needs; "
                              "collect with `collect --smart-turn`")
@@ -274,10 +280,12 @@ def read_lines(path: Path, sound: bool = False, words: bool = False, pitch: bool
     return rows
 
 
-def as_heard(row: dict, sound_from: str) -> dict:
-    """A line with its ``sound`` descriptor taken from ``sound_from``
-    (``fdenv.train.turn_end.SOUND_SOURCES``): ``"denoised"``, its ``sound_denoised``."""
-    return {**row, "sound": row["sound_denoised"]} if sound_from == "denoised" else row
+def as_heard(row: dict, sound_from: str, pitch_from: str = "microphone") -> dict:
+    """A line with its ``sound`` descriptor taken from ``sound_from`` and its ``pitch`` contour
+    from ``pitch_from`` (``fdenv.train.turn_end.SOUND_SOURCES``): ``"denoised"``, its
+    ``sound_denoised`` / ``pitch_denoised``."""
+    row = {**row, "sound": row["sound_denoised"]} if sound_from == "denoised" else row
+    return {**row, "pitch": row["pitch_denoised"]} if pitch_from == "denoised" else row
 
 
 def examples(rows: list[dict]) -> tuple[list[str], list[bool], list[float], list[int], list, list, list, list]:
@@ -307,6 +315,18 @@ def silence_probs(model, rows: list[dict]) -> list[np.ndarray]:
                              r.get("smart_turn"))
         out.append(np.array([model.prob_after(z, float(r["silence_s"]) + i * FRAME_S) for i in range(len(r["labels"]))]))
     return out
+
+
+def pause_scenes_taken(pauses: list[dict], probs: list[np.ndarray], threshold: float) -> tuple[list[str], int]:
+    """(the pause scenes with a not-to-answer silence answered early, sorted; the number of pause
+    scenes) among the pause set's silences ``pauses`` (each line with its ``"file"``: a scene
+    counts once per file), each with its per-frame probabilities."""
+    taken = set()
+    for r, p in zip(pauses, probs):
+        first = next((i for i, q in enumerate(p) if q >= threshold), None)
+        if first is not None and r["labels"][first] == 0:
+            taken.add((r["file"], r["scene_id"]))
+    return sorted(scene for _, scene in taken), len({(r["file"], r["scene_id"]) for r in pauses})
 
 
 def play(model, rows: list[dict], threshold: float, probs: list[np.ndarray] | None = None
@@ -383,22 +403,25 @@ def log_loss(p: np.ndarray, y: np.ndarray) -> float:
 
 def fit_main(train, val, out: Path, max_early: float = 0.05, sound: bool = False, log=print,
              sets=None, confidence: bool = False, pitch: bool = False, smart_turn: bool = False,
-             sound_from: str = "microphone") -> dict:
+             sound_from: str = "microphone", pitch_from: str = "microphone") -> dict:
     """``train``, ``val``: a ``collect`` file or a list of them (say, one per voice back end).
     ``sound``: the model also hears the sound of the turn's end (every line needs its descriptor).
     ``confidence``: it also reads the recogniser's confidence in the words (every line needs its
     words, ``collect --words``). ``pitch``: it also hears the pitch of the turn's end.
     ``smart_turn``: it also hears Smart Turn (every line needs its probability, ``collect --smart-turn``).
-    ``sound_from``: the signal its sound descriptor is taken from (``fdenv.train.turn_end.SOUND_SOURCES``).
+    ``sound_from``: the signal its sound descriptor is taken from (``fdenv.train.turn_end.SOUND_SOURCES``);
+    ``pitch_from``: its pitch contour's.
     ``sets``: train, validate and pick the threshold on these scene sets' silences alone (None:
     all), say a model for a single user without the multi-party data."""
     from ..train.turn_end import fit
 
-    if sound_from not in SOUND_SOURCES:
-        raise ValueError(f"sound_from={sound_from!r}: expected one of {list(SOUND_SOURCES)}")
+    for name, source in (("sound_from", sound_from), ("pitch_from", pitch_from)):
+        if source not in SOUND_SOURCES:
+            raise ValueError(f"{name}={source!r}: expected one of {list(SOUND_SOURCES)}")
     train, val = _paths(train), _paths(val)
-    trows, vrows = (of_sets([as_heard(row, sound_from) for path in paths
-                             for row in read_lines(path, sound, confidence, pitch, smart_turn, sound_from)], sets, option)
+    trows, vrows = (of_sets([as_heard(row, sound_from, pitch_from) for path in paths
+                             for row in read_lines(path, sound, confidence, pitch, smart_turn, sound_from,
+                                                   pitch_from)], sets, option)
                     for paths, option in ((train, "--train"), (val, "--val")))
     made = recogniser_of(trows + vrows, "--train/--val")
     tt, tn, ts, ty, tsd, tw, tp, tst = examples(trows)
@@ -408,7 +431,7 @@ def fit_main(train, val, out: Path, max_early: float = 0.05, sound: bool = False
     for l2 in L2S:
         model = fit(tt, tn, ty, ts, l2=l2, sounds=tsd if sound else None, words=tw if confidence else None,
                     pitches=tp if pitch else None, smart_turns=tst if smart_turn else None)
-        model.sound_from = sound_from
+        model.sound_from, model.pitch_from = sound_from, pitch_from
         p = np.clip(np.array([model.prob(*q) for q in zip(vt, vn, vs, vsd, vw, vp, vst)]), 1e-9, 1 - 1e-9)
         nll = log_loss(p, vy_)
         log(f"l2 {l2}: validation log-loss {nll:.4f}, ROC AUC {roc_auc(p, vy_):.3f} (per frame)")
@@ -472,9 +495,9 @@ def calibrate_main(checkpoint, val, max_early: float = 0.02, out: Path | None = 
 
         model.meta["enhance_db"] = check_attenuation(enhance_db, "--enhance-db")  # what its agent hears from now on
     val = _paths(val)
-    per_file = {path: of_sets([{**as_heard(row, model.sound_from), "file": str(path)} for row in
+    per_file = {path: of_sets([{**as_heard(row, model.sound_from, model.pitch_from), "file": str(path)} for row in
                                 read_lines(path, model.uses_sound, model.uses_confidence, model.uses_pitch,
-                                           model.uses_smart_turn, model.sound_from)],
+                                           model.uses_smart_turn, model.sound_from, model.pitch_from)],
                                 sets, "--val")
                 for path in val}
     rows = [r for rs in per_file.values() for r in rs]
@@ -552,9 +575,10 @@ RULE_HEADER = ("| model | per-frame ROC AUC | threshold | per set: not-to-answer
 def benchmark_files(description: str, argv=None, sound: bool = False, words: bool = False, pitch: bool = False,
                     max_early: float | None = None, smart_turn: bool = False):
     """A turn-end benchmark's command line (``--train``, ``--val``: ``collect`` files; ``--sets``;
-    with a ``max_early`` default, ``--max-early``, the budget of its rule) and the silences it
-    names, each with its sound descriptor (``sound``), recogniser words (``words``), pitch
-    contour (``pitch``) or Smart Turn probability (``smart_turn``): ``(args, train, val)``."""
+    with a ``max_early`` default, ``--max-early``, the budget of its rule; with ``pitch``,
+    ``--pitch-from``, the signal of the contour) and the silences it names, each with its sound
+    descriptor (``sound``), recogniser words (``words``), pitch contour (``pitch``, as heard from
+    ``--pitch-from``) or Smart Turn probability (``smart_turn``): ``(args, train, val)``."""
     ap = argparse.ArgumentParser(description=description)
     ap.add_argument("--train", nargs="+", required=True, type=Path)
     ap.add_argument("--val", nargs="+", required=True, type=Path)
@@ -563,9 +587,14 @@ def benchmark_files(description: str, argv=None, sound: bool = False, words: boo
     if max_early is not None:
         ap.add_argument("--max-early", type=float, default=max_early,
                         help=f"the share of not-to-answer silences the rule may answer early (default {max_early})")
+    if pitch:
+        ap.add_argument("--pitch-from", default="microphone", choices=list(SOUND_SOURCES),
+                        help="the pitch contour of the microphone (default) or of the same noise-suppressed")
     args = ap.parse_args(argv)
-    train, val = (of_sets([r for p in paths for r in read_lines(p, sound, words, pitch, smart_turn)], args.sets,
-                                 option)
+    pitch_from = getattr(args, "pitch_from", "microphone")
+    train, val = (of_sets([as_heard(r, "microphone", pitch_from) for p in paths
+                           for r in read_lines(p, sound, words, pitch, smart_turn, pitch_from=pitch_from)], args.sets,
+                          option)
                   for paths, option in ((args.train, "--train"), (args.val, "--val")))
     return args, train, val
 
@@ -607,7 +636,8 @@ def fitted_rule_rows(args, val: list[dict], models, label=lambda model: "", with
         for name, columns in models:
             fit_main(args.train, args.val, Path(tmp) / "m.json", log=lambda line: None, sets=args.sets, **columns)
             model = load(Path(tmp) / "m.json")
-            heard = [as_heard(r, model.sound_from) for r in val] if model.uses_sound else val
+            heard = [as_heard(r, model.sound_from, model.pitch_from) for r in val] \
+                if model.uses_sound or model.uses_pitch else val
             row = rule_row(name + label(model), model, heard, **budget)
             yield (row, model) if with_model else row
 
@@ -680,6 +710,9 @@ def main(argv=None) -> None:
     f.add_argument("--sound-from", default="microphone", choices=list(SOUND_SOURCES),
                    help="with --sound: the descriptor of the echo-cancelled microphone (default) or of the same "
                         "noise-suppressed, as the voice-activity detector hears it")
+    f.add_argument("--pitch-from", default="microphone", choices=list(SOUND_SOURCES),
+                   help="with --pitch: the contour of the echo-cancelled microphone (default) or of the same "
+                        "noise-suppressed, in which the tracker finds more of a voice in road noise")
     f.add_argument("--sets", nargs="+", default=None, choices=list(SETS),
                    help="fit and validate on these scene sets' silences alone (default: all in the files)")
     k = sub.add_parser("calibrate", help="pick a checkpoint's threshold again, in every validation room")
@@ -732,7 +765,7 @@ def main(argv=None) -> None:
         try:
             fit_main(args.train, args.val, args.out, args.max_early, args.sound, sets=args.sets,
                      confidence=args.confidence, pitch=args.pitch, smart_turn=args.smart_turn,
-                     sound_from=args.sound_from)
+                     sound_from=args.sound_from, pitch_from=args.pitch_from)
         except ValueError as e:  # a bad or unsuitable file: its name, line and the fix, not a traceback
             p.error(str(e))
 

@@ -33,9 +33,11 @@ user's silences, they answer most turn ends at the first look: the shipped ``sin
 (``SHIPPED``; docs/training.md, "The recogniser's confidence, and a model for a single user"). A
 model may also hear the pitch of
 the turn's end (``pitch_descriptor``: the F0 contour of its last 1.2 s against the turn's
-register; ``pitch_features``: ``N_PITCH`` more columns; ``fit(..., pitches=...)``); beside the
-sound and the confidence it added nothing on validation, so no shipped model has it
-(docs/training.md, "The pitch of the turn's end, tried"). Nor has any the columns of Smart Turn v3,
+register; ``pitch_features``: ``N_PITCH`` more columns; ``fit(..., pitches=...)``; from the
+microphone, or with ``pitch_from="denoised"`` noise-suppressed); beside the sound and the
+confidence it added nothing on validation either way, so no shipped model has it
+(docs/training.md, "The pitch of the turn's end, tried" and "The pitch heard noise-suppressed,
+and unfinished words held, tried"). Nor has any the columns of Smart Turn v3,
 an audio turn-end model trained on people's speech (``fdenv.train.smart_turn``: its probability
 that the turn is complete; ``smart_turn_features``: ``N_SMART_TURN`` more columns;
 ``fit(..., smart_turns=...)``), which added nothing either ("Smart Turn v3, an audio turn-end
@@ -254,7 +256,8 @@ def sound_features(descriptor) -> np.ndarray:
 class TurnEndModel:
     """``prob(text, named, silence_s, sound, words)``: P(answer now). ``threshold``: the decision
     threshold chosen on validation (the agent's default). ``meta``: what it was trained on.
-    ``sound_from``: the signal its sound descriptor is taken from (``SOUND_SOURCES``).
+    ``sound_from``: the signal its sound descriptor is taken from (``SOUND_SOURCES``); ``pitch_from``:
+    the same for its pitch contour.
     ``weights``: ``N_FEATURES`` of them (words and silence), then ``N_SOUND`` for a model that also
     hears the sound of the turn's end (``uses_sound``), then ``N_CONFIDENCE`` for one that also
     reads the recogniser's confidence in the words (``uses_confidence``), then ``N_PITCH`` for one
@@ -268,7 +271,7 @@ class TurnEndModel:
     assert len(LAYOUTS) == 16, "two column layouts have the same count"
 
     def __init__(self, weights: np.ndarray, bias: float, threshold: float = 0.5, meta: dict | None = None,
-                 sound_from: str = "microphone"):
+                 sound_from: str = "microphone", pitch_from: str = "microphone"):
         weights = np.asarray(weights, np.float64)
         extra = weights.shape[0] - N_FEATURES if weights.ndim == 1 else None
         if extra not in self.LAYOUTS:
@@ -280,7 +283,9 @@ class TurnEndModel:
         self.uses_sound, self.uses_confidence, self.uses_pitch, self.uses_smart_turn = self.LAYOUTS[extra]
         if sound_from not in SOUND_SOURCES:
             raise ValueError(f"turn-end model: sound_from={sound_from!r}; expected one of {list(SOUND_SOURCES)}")
-        self.sound_from = sound_from
+        if pitch_from not in SOUND_SOURCES:
+            raise ValueError(f"turn-end model: pitch_from={pitch_from!r}; expected one of {list(SOUND_SOURCES)}")
+        self.sound_from, self.pitch_from = sound_from, pitch_from
         self.meta = dict(meta or {})
 
     def prob(self, text: str, named: bool = False, silence_s: float = 0.0, sound=None, words=None,
@@ -332,6 +337,7 @@ class TurnEndModel:
                                           **({"pitch": True} if self.uses_pitch else {}),
                                           **({"smart_turn": True} if self.uses_smart_turn else {}),
                                           **({"sound_from": self.sound_from} if self.sound_from != "microphone" else {}),
+                                          **({"pitch_from": self.pitch_from} if self.pitch_from != "microphone" else {}),
                                           "meta": self.meta}, indent=1))
 
 
@@ -351,7 +357,7 @@ def load(path: str | Path) -> TurnEndModel:
         raise ValueError(f"{path}: silence_steps_s={data.get('silence_steps_s')!r}, this fdenv uses "
                          f"{list(SILENCE_STEPS_S)}; retrain it")
     return TurnEndModel(np.array(data["weights"]), data["bias"], data.get("threshold", 0.5), data.get("meta"),
-                        data.get("sound_from", "microphone"))
+                        data.get("sound_from", "microphone"), data.get("pitch_from", "microphone"))
 
 
 def fit(texts: list[str], named: list[bool], labels: list[int], silence_s: list[float] | None = None,

@@ -1,0 +1,89 @@
+"""Would a hard rule on unfinished words help a turn-end model: never answer early after a
+transcript that stops on a closed-class word ("What's a good exercise for?"), trails off
+("... a table for...") or ends in a cut word ("... ideas for g-")?
+
+    python benchmarks/turn_end_unfinished.py --checkpoint single_user_enhanced \\
+        --val runs/en/val_s0.jsonl runs/en/val_s1.jsonl runs/en/val_s2.jsonl [--heldout FILE ...]
+
+The model already reads those cues (``fdenv.train.turn_end.features``: the closed-class last word,
+the ellipsis, the hyphen among the final marks), but as terms of a sum: a long enough silence or a
+confident recogniser outweighs them, and the model answers a phrase cut by a pause. The rule makes
+them a veto: such a silence is left to the agent's endpoint. Each file group (``--val`` pooled,
+each ``--heldout`` file alone) is played at the checkpoint's own threshold without and with the
+rule: the pause scenes with a not-to-answer silence answered early, the assistant's turn ends
+answered early and after what median silence, and how many of those turn ends the rule would
+hold. Files are ``python -m fdenv.cli.turn_end collect``'s (``--words`` where the model reads the
+recogniser's confidence). Deterministic.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+
+import numpy as np
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+SETS = ("pause", "turn_taking")
+
+
+def unfinished(text: str) -> bool:
+    """The transcript stops where a sentence cannot: on a closed-class word, trailing off, or in a
+    cut word."""
+    from fdenv.train.turn_end import ELLIPSES, FUNCTION_WORDS, bare_words
+
+    words = bare_words(text)
+    text = text.strip()
+    return bool(words) and (words[-1] in FUNCTION_WORDS or text.endswith(ELLIPSES) or text.endswith("-"))
+
+
+def played(model, rows: list[dict], threshold: float, veto: bool) -> str:
+    """The table cells of ``rows`` played at ``threshold``, with or without the rule."""
+    from fdenv.cli.turn_end import pause_scenes_taken, silence_probs
+
+    probs = [np.zeros_like(p) if veto and unfinished(r["text"]) else p for r, p in zip(rows, silence_probs(model, rows))]
+    pauses = [(r, p) for r, p in zip(rows, probs) if r["set"] == "pause"]
+    taken, scenes = pause_scenes_taken([r for r, _ in pauses], [p for _, p in pauses], threshold)
+    ends = [(r, p) for r, p in zip(rows, probs) if r["set"] == "turn_taking" and r["labels"][0] == 1]
+    at = []
+    for r, p in ends:
+        first = next((i for i, q in enumerate(p) if q >= threshold), None)
+        if first is not None:
+            at.append(float(r["silence_s"]) + first * 0.08)
+    held = sum(unfinished(r["text"]) for r, _ in ends)
+    median = f"{np.median(at):.2f} s" if at else "-"
+    return (f"{len(taken)}/{scenes}" + (f" ({', '.join(taken)})" if taken else "") +
+            f" | {len(at)}/{len(ends)} at {median} | {held if veto else '-'}")
+
+
+def main(argv=None) -> None:
+    from fdenv.cli.turn_end import as_heard, of_sets, read_lines
+    from fdenv.train.turn_end import checkpoint_path, load
+
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--checkpoint", required=True, help="a shipped turn-end checkpoint's name, or a file")
+    ap.add_argument("--val", nargs="+", required=True, type=Path, help="reported pooled")
+    ap.add_argument("--heldout", nargs="*", default=[], type=Path, help="each reported alone")
+    args = ap.parse_args(argv)
+    model = load(checkpoint_path(args.checkpoint))
+
+    def rows_of(paths):
+        return of_sets([{**as_heard(r, model.sound_from, model.pitch_from), "file": str(p)} for p in paths
+                        for r in read_lines(p, model.uses_sound, model.uses_confidence, model.uses_pitch,
+                                            model.uses_smart_turn, model.sound_from, model.pitch_from)],
+                       list(SETS), "--val/--heldout")
+
+    print(f"{args.checkpoint} at its threshold {model.threshold:.2f}")
+    print("| files | rule | pause scenes taken | the assistant's turn ends answered early, at a median silence "
+          "| of those turn ends, held by the rule |\n|---|---|---|---|---|")
+    groups = {"validation": rows_of(args.val), **{p.name: rows_of([p]) for p in args.heldout}}
+    for name, rows in groups.items():
+        for veto in (False, True):
+            print(f"| {name} | {'unfinished words held' if veto else 'as it is'} | "
+                  f"{played(model, rows, model.threshold, veto)} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,67 @@
+"""``benchmarks/turn_end_unfinished.py``: a checkpoint played with and without the rule that
+leaves a silence after unfinished words to the endpoint. A hand-made model that answers every
+silence at the first look, on hand-made silences whose words alone say which are unfinished."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from fdenv.train import turn_end as te
+
+from .helpers import benchmark, write_lines
+
+
+@pytest.fixture(scope="module")
+def bench():
+    return benchmark("turn_end_unfinished")
+
+
+@pytest.mark.parametrize("text, held", [
+    ("What's a good exercise for?", True),        # a closed-class last word, whatever the mark
+    ("I'd like to book a table for...", True),    # trailing off
+    ("We need ideas for g-", True),               # a cut word
+    ("Um", True),
+    ("Could you add milk?", False),
+    ("Could you give me?", False),                # unfinished, but not by its form: the rule's limit
+    ("I'd like to start.", False),
+    ("", False),                                  # nothing heard: not the rule's to judge
+])
+def test_unfinished_reads_the_form_of_the_transcripts_end(bench, text, held):
+    assert bench.unfinished(text) is held
+
+
+def _silence(scene: str, kind: str, text: str, end: int) -> dict:
+    return {"set": kind, "scene_id": scene, "text": text, "named": False, "silence_s": 0.256,
+            "labels": [end] * 4, "expect": "respond" if end else "may_backchannel"}
+
+
+def test_the_rule_holds_the_unfinished_pauses_and_counts_the_ends_it_holds(bench, tmp_path, capsys):
+    eager = te.TurnEndModel(np.zeros(te.N_FEATURES), 5.0, threshold=0.9)  # P 0.993 at every silence
+    eager.save(tmp_path / "eager.json")
+    rows = [_silence("pause-1", "pause", "What's a good exercise for?", 0),
+            _silence("pause-2", "pause", "I'd like to book a table for...", 0),
+            _silence("pause-3", "pause", "I'd like to start.", 0),
+            _silence("turn_taking-1", "turn_taking", "Could you add milk?", 1),
+            _silence("turn_taking-2", "turn_taking", "What is it for?", 1)]
+    val = write_lines(tmp_path / "val.jsonl", rows)
+    held = write_lines(tmp_path / "held.jsonl", rows[:2])
+    bench.main(["--checkpoint", str(tmp_path / "eager.json"), "--val", val, "--heldout", held])
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == f"{tmp_path / 'eager.json'} at its threshold 0.90"
+    table = [line for line in out if line.startswith("| ")][1:]  # after the header
+    assert table == [
+        "| validation | as it is | 3/3 (pause-1, pause-2, pause-3) | 2/2 at 0.26 s | - |",
+        "| validation | unfinished words held | 1/3 (pause-3) | 1/2 at 0.26 s | 1 |",
+        "| held.jsonl | as it is | 2/2 (pause-1, pause-2) | 0/0 at - | - |",
+        "| held.jsonl | unfinished words held | 0/2 | 0/0 at - | 0 |"]
+
+
+def test_a_file_without_labels_is_named(bench, tmp_path):
+    eager = te.TurnEndModel(np.zeros(te.N_FEATURES), 5.0, threshold=0.9)
+    eager.save(tmp_path / "eager.json")
+    row = _silence("pause-1", "pause", "for?", 0)
+    del row["labels"]
+    old = write_lines(tmp_path / "old.jsonl", [row])
+    with pytest.raises(ValueError, match=r"old.jsonl:1: no per-frame \"labels\""):
+        bench.main(["--checkpoint", str(tmp_path / "eager.json"), "--val", old])
