@@ -551,15 +551,17 @@ class PlusColumns:
         return self.prob_after(self.text_logit(text, named, columns), silence_s)
 
 
-def fit_plus_columns(train: list[dict], val: list[dict]) -> PlusColumns:
+def fit_plus_columns(train: list[dict], val: list[dict], without: tuple[int, ...] = ()) -> PlusColumns:
     """``PlusColumns`` fitted on ``train`` (each row's ``"sound"``: its columns, a number or a
-    list), its L2 penalty (``L2S``) picked by log-loss on ``val``."""
+    list), its L2 penalty (``L2S``) picked by log-loss on ``val``. ``without``: words-and-silence
+    columns left out (held at zero, so their weights come out zero)."""
     from ..train.turn_end import features, fit_logistic
 
     def design(rows):
         t, n, s, y, c, *_ = examples(rows)
         x = np.stack([np.concatenate([features(*q), np.atleast_1d(np.asarray(k, np.float64))])
                       for q, k in zip(zip(t, n, s), c)])
+        x[:, list(without)] = 0.0
         return x, np.array(y, np.float64)
 
     (x, y), (xv, yv) = design(train), design(val)

@@ -70,6 +70,7 @@ SILENCE_STEPS_S = (0.4, 0.55, 0.7, 0.85, 1.0, 1.2, 1.4)
 # columns: final punctuation (len(PUNCT) + 1); function word, empty, log(1 + words), name heard,
 # trailing ellipsis; the silence steps
 N_TEXT = len(PUNCT) + 1 + 5
+LENGTH_COLUMN = len(PUNCT) + 1 + 2  # log(1 + words): how much the user has said since the assistant last spoke
 N_FEATURES = N_TEXT + len(SILENCE_STEPS_S)
 
 
@@ -100,7 +101,7 @@ def text_features(text: str, named: bool = False) -> np.ndarray:
     mark = words[-1][-1]
     v[PUNCT.index(mark) if mark in PUNCT else len(PUNCT)] = 1.0
     v[tail] = float(bare[-1] in FUNCTION_WORDS)
-    v[tail + 2] = float(np.log1p(len(bare)))
+    v[LENGTH_COLUMN] = float(np.log1p(len(bare)))
     v[tail + 4] = float(words[-1].endswith(ELLIPSES))
     return v
 

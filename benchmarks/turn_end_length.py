@@ -1,0 +1,135 @@
+"""How much the turn-end model leans on how much was said, and what that does between splits.
+
+    python benchmarks/turn_end_length.py --checkpoint single_user_enhanced \\
+        --files runs/tx/val_anechoic.jsonl runs/tx/test_anechoic.jsonl \\
+        [--train runs/tp/train_k.jsonl --val runs/en/val_s0.jsonl runs/en/val_s1.jsonl runs/en/val_s2.jsonl]
+
+The model reads the transcript's length (``fdenv.train.turn_end.LENGTH_COLUMN``: log(1 + words)
+of all the user has said since the assistant last spoke). Within a scene it is a real cue: the
+words at a turn's end include those before its pauses. Across scenes it follows the scripts: a
+split whose scenes hold more words reads as more finished everywhere, its pauses too. This prints:
+
+1. the scripts, per scene set and split: scenes, turns and words per scene (mean and spread);
+2. the checkpoint's weights on the words' columns, the length's named;
+3. per ``--files`` file (``collect`` files): the median words of the transcript at the pauses
+   inside a turn and at the turn-taking scenes' ends, and the share of those ends the checkpoint
+   answers at its first look, at its own threshold;
+4. with ``--train`` and ``--val``: the single-user recipe (words, silence, sound, confidence)
+   fitted with and without the length column (``fit_plus_columns``'s L2 pick on ``--val``), and
+   each one's per-frame ROC AUC on the pause set's silences of ``--val`` and of every file.
+
+Deterministic.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+
+import numpy as np
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+SETS = ("pause", "turn_taking")
+SPLITS = ("train", "val", "test")
+
+
+def scripts() -> list[str]:
+    """Part 1: per scene set and split, scenes, turns per scene and words per scene."""
+    from fdenv.train.envs import load_scenes
+
+    out = []
+    for scene_set in SETS:
+        for split in SPLITS:
+            scenes = load_scenes([scene_set], split)
+            turns = [len(sc.turns) for sc in scenes]
+            words = [sum(len(p.text.split()) for t in sc.turns for p in t.pieces) for sc in scenes]
+            out.append(f"{scene_set}, {split}: {len(scenes)} scenes, {np.mean(turns):.2f} turns and "
+                       f"{np.mean(words):.1f} words per scene (sd {np.std(words):.1f})")
+    return out
+
+
+def weights(model) -> str:
+    """Part 2: the words' columns by name."""
+    from fdenv.train import turn_end as te
+
+    names = [f"mark {m}" for m in te.PUNCT] + ["no mark", "closed-class last word", "empty", "length",
+                                                "name heard", "ellipsis"]
+    assert len(names) == te.N_TEXT and names[te.LENGTH_COLUMN] == "length"
+    return ", ".join(f"{n} {w:+.2f}" for n, w in zip(names, model.weights[:te.N_TEXT]))
+
+
+def lengths(model, rows: list[dict]) -> str:
+    """Part 3 for one file's silences."""
+    from fdenv.cli.turn_end import silence_probs
+    from fdenv.train.turn_end import bare_words
+
+    pauses = [r for r in rows if r["set"] == "pause" and r["labels"][0] == 0 and r.get("last_turn") == "pause"]
+    ends = [r for r in rows if r["set"] == "turn_taking" and r["labels"][0] == 1]
+    first = sum(p[0] >= model.threshold for p in silence_probs(model, ends))
+
+    def median(rs):
+        return f"{np.median([len(bare_words(r['text'])) for r in rs]):.1f}" if rs else "-"
+
+    return (f"{len(pauses)} pauses at a median {median(pauses)} words, {len(ends)} turn ends at "
+            f"{median(ends)}; turn ends answered at the first look {first}/{len(ends)}")
+
+
+def pause_auc(model, rows: list[dict]) -> str:
+    from fdenv.cli.turn_end import roc_auc, silence_probs
+
+    pauses = [r for r in rows if r["set"] == "pause"]
+    y = np.array([label for r in pauses for label in r["labels"]])
+    if not 0 < y.sum() < len(y):
+        return "-"
+    return f"{roc_auc(np.concatenate(silence_probs(model, pauses)), y):.3f}"
+
+
+def main(argv=None) -> None:
+    from fdenv.cli.turn_end import as_heard, fit_plus_columns, of_sets, read_lines
+    from fdenv.train import turn_end as te
+
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--checkpoint", default="single_user_enhanced", help="a shipped turn-end checkpoint's name, or a file")
+    ap.add_argument("--files", nargs="*", default=[], type=Path, help="collect files, each reported alone")
+    ap.add_argument("--train", nargs="*", default=[], type=Path, help="with --val: refit the recipe without the length")
+    ap.add_argument("--val", nargs="*", default=[], type=Path)
+    args = ap.parse_args(argv)
+    if bool(args.train) != bool(args.val):
+        ap.error("--train and --val go together")
+    model = te.load(te.checkpoint_path(args.checkpoint))
+
+    def rows_of(paths, option, sound=model.uses_sound, words=model.uses_confidence):
+        return of_sets([{**as_heard(r, model.sound_from, model.pitch_from), "file": str(p)} for p in paths
+                        for r in read_lines(p, sound, words, model.uses_pitch, model.uses_smart_turn,
+                                            model.sound_from, model.pitch_from)], list(SETS), option)
+
+    for line in scripts():
+        print(line)
+    print(f"{args.checkpoint} (threshold {model.threshold:.2f}), the words' weights: {weights(model)}")
+    files = {p.name: rows_of([p], "--files") for p in args.files}
+    for name, rows in files.items():
+        print(f"{name}: {lengths(model, rows)}", flush=True)
+    if args.train:
+        import importlib.util
+
+        here = Path(__file__).with_name("turn_end_completion.py")  # the recipe's columns, one source
+        spec = importlib.util.spec_from_file_location("turn_end_completion", here)
+        completion = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(completion)
+
+        def recipe(rows):
+            return [{**r, "sound": completion.columns(r, None)} for r in rows]
+
+        train = recipe(rows_of(args.train, "--train", True, True))
+        val = recipe(rows_of(args.val, "--val", True, True))
+        held = {name: recipe(rows_of([p], "--files", True, True)) for name, p in zip(files, args.files)}
+        for name, without in (("the recipe", ()), ("without the length", (te.LENGTH_COLUMN,))):
+            fitted = fit_plus_columns(train, val, without)
+            cells = [f"validation {pause_auc(fitted, val)}"] + [f"{n} {pause_auc(fitted, r)}" for n, r in held.items()]
+            print(f"{name}: pause ROC AUC per frame: {', '.join(cells)}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
