@@ -37,15 +37,15 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 MODELS = ("words + sound + confidence", "+ language model")  # and, with --pitch-from, "+ pitch (SOURCE)"
 
 
-def columns(row: dict, completion: float | None, pitch: bool = False) -> list[float]:
+def columns(row: dict, completion: float | None, pitch: str | None = None) -> list[float]:
     """The row's columns after the words' and silence's: the sound of the turn's end, the
-    recogniser's confidence, (``completion`` given) the language model's two, and (``pitch``) the
-    pitch's four."""
+    recogniser's confidence, (``completion`` given) the language model's two, and (``pitch``: the
+    line's field, ``"pitch"`` or ``"pitch_denoised"``) the pitch's four."""
     from fdenv.train import turn_end as te
 
     cols = [*te.sound_features(np.asarray(row["sound"], np.float32)), *te.confidence_features(row["text"], row["words"])]
     cols += list(te.smart_turn_features(completion)) if completion is not None else []
-    return cols + (list(te.pitch_features(row["pitch"])) if pitch else [])
+    return cols + (list(te.pitch_features(row[pitch])) if pitch else [])
 
 
 def report(name: str, model, rows: list[dict], threshold: float, which: bool = False) -> str:
@@ -79,8 +79,8 @@ def scripted_prefixes(threshold: float = 0.05) -> str:
 
 def main(argv=None) -> None:
     from fdenv.cli.turn_end import SETS, as_heard, by_set, fit_plus_columns, of_sets, pick_threshold, read_lines
-    from fdenv.train.turn_end import SOUND_SOURCES
     from fdenv.train.completion import end_probability
+    from fdenv.train.turn_end import SOUND_SOURCES
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--train", nargs="+", required=True, type=Path)
@@ -96,12 +96,12 @@ def main(argv=None) -> None:
     ap.add_argument("--pitch-from", default=None, choices=list(SOUND_SOURCES),
                     help="also the recipe plus the pitch of the turn's end, heard from this signal")
     args = ap.parse_args(argv)
-    pitch_from = args.pitch_from or "microphone"
+    pitch_field = {"microphone": "pitch", "denoised": "pitch_denoised", None: None}[args.pitch_from]
 
     def rows_of(paths, option):
-        return of_sets([{**as_heard(r, "microphone", pitch_from), "file": str(p)} for p in paths
+        return of_sets([{**r, "file": str(p)} for p in paths
                         for r in read_lines(p, sound=True, words=True, pitch=args.pitch_from is not None,
-                                            pitch_from=pitch_from)], args.sets, option)
+                                            pitch_from=args.pitch_from or "microphone")], args.sets, option)
 
     train, val = rows_of(args.train, "--train"), rows_of(args.val, "--val")
     heldout = {p.name: rows_of([p], "--heldout") for p in args.heldout}
@@ -112,7 +112,7 @@ def main(argv=None) -> None:
             scores[text] = end_probability(text)
         return scores[text]
 
-    def with_columns(rows, lm: bool, pitch: bool = False):
+    def with_columns(rows, lm: bool, pitch: str | None = None):
         return [{**r, "sound": columns(r, completion(r["text"]) if lm else None, pitch)} for r in rows]
 
     print(f"{len(train)} train silences, {len(val)} validation silences")
@@ -120,9 +120,9 @@ def main(argv=None) -> None:
         print(scripted_prefixes())
     print("| model, files | pause ROC AUC (per frame) | at the threshold, per set: not-to-answer answered early / "
           "the assistant's answered early, at a median silence | pause scenes taken |\n|---|---|---|---|")
-    models = [(MODELS[0], False, False), (MODELS[1], True, False)]
+    models = [(MODELS[0], False, None), (MODELS[1], True, None)]
     if args.pitch_from:
-        models.append((f"+ pitch ({args.pitch_from})", False, True))
+        models.append((f"+ pitch ({args.pitch_from})", False, pitch_field))
     for name, lm, pitch in models:
         v = with_columns(val, lm, pitch)
         model = fit_plus_columns(with_columns(train, lm, pitch), v)
@@ -134,13 +134,13 @@ def main(argv=None) -> None:
         for file, rows in heldout.items():
             print(report(file, model, with_columns(rows, lm, pitch), threshold), flush=True)
     if args.checkpoint:
-        from fdenv.cli.turn_end import as_heard
         from fdenv.train.turn_end import checkpoint_path, load
 
         model = load(checkpoint_path(args.checkpoint))
         print(f"| **{args.checkpoint}** (its threshold {model.threshold:.2f}) | | | |")
         for file, rows in {"validation": val, **heldout}.items():
-            print(report(file, model, [as_heard(r, model.sound_from) for r in rows], model.threshold, which=True))
+            print(report(file, model, [as_heard(r, model.sound_from, model.pitch_from) for r in rows], model.threshold,
+                         which=True))
 
 
 if __name__ == "__main__":
