@@ -15,8 +15,10 @@ split whose scenes hold more words reads as more finished everywhere, its pauses
    inside a turn and at the turn-taking scenes' ends, and the share of those ends the checkpoint
    answers at its first look, at its own threshold;
 4. with ``--train`` and ``--val``: the single-user recipe (words, silence, sound, confidence)
-   fitted with and without the length column (``fit_plus_columns``'s L2 pick on ``--val``), and
-   each one's per-frame ROC AUC on the pause set's silences of ``--val`` and of every file.
+   fitted with the length column, without it, and with the length of the transcript's last
+   sentence in its place (a length less tied to how many turns a script holds;
+   ``fit_plus_columns``'s L2 pick on ``--val``), and each one's per-frame ROC AUC on the pause
+   set's silences of ``--val`` and of every file.
 
 Deterministic.
 """
@@ -25,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 from pathlib import Path
 
 import numpy as np
@@ -76,6 +79,15 @@ def lengths(model, rows: list[dict]) -> str:
             f"{median(ends)}; turn ends answered at the first look {first}/{len(ends)}")
 
 
+def last_sentence_words(text: str) -> int:
+    """How many words the transcript's last sentence holds (after its last ``.``, ``?`` or ``!``
+    that ends a sentence inside it)."""
+    from fdenv.train.turn_end import bare_words
+
+    sentences = [s for s in re.split(r"(?<=[.?!])\s+", text.strip()) if s]
+    return len(bare_words(sentences[-1])) if sentences else 0
+
+
 def pause_auc(model, rows: list[dict]) -> str:
     from fdenv.cli.turn_end import roc_auc, silence_probs
 
@@ -119,15 +131,18 @@ def main(argv=None) -> None:
         completion = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(completion)
 
-        def recipe(rows):
-            return [{**r, "sound": completion.columns(r, None)} for r in rows]
+        def recipe(rows, last_sentence: bool):
+            return [{**r, "sound": completion.columns(r, None)
+                     + ([np.log1p(last_sentence_words(r["text"]))] if last_sentence else [])} for r in rows]
 
-        train = recipe(rows_of(args.train, "--train", True, True))
-        val = recipe(rows_of(args.val, "--val", True, True))
-        held = {name: recipe(rows_of([p], "--files", True, True)) for name, p in zip(files, args.files)}
-        for name, without in (("the recipe", ()), ("without the length", (te.LENGTH_COLUMN,))):
-            fitted = fit_plus_columns(train, val, without)
-            cells = [f"validation {pause_auc(fitted, val)}"] + [f"{n} {pause_auc(fitted, r)}" for n, r in held.items()]
+        train = rows_of(args.train, "--train", True, True)
+        val = rows_of(args.val, "--val", True, True)
+        held = {name: rows_of([p], "--files", True, True) for name, p in zip(files, args.files)}
+        for name, without, last in (("the recipe", (), False), ("without the length", (te.LENGTH_COLUMN,), False),
+                                    ("the last sentence's length instead", (te.LENGTH_COLUMN,), True)):
+            fitted = fit_plus_columns(recipe(train, last), recipe(val, last), without)
+            val_, held_ = recipe(val, last), {n: recipe(r, last) for n, r in held.items()}
+            cells = [f"validation {pause_auc(fitted, val_)}"] + [f"{n} {pause_auc(fitted, r)}" for n, r in held_.items()]
             print(f"{name}: pause ROC AUC per frame: {', '.join(cells)}", flush=True)
 
 

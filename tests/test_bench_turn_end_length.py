@@ -47,6 +47,15 @@ def test_the_length_alone_tells_them_apart_and_the_refit_without_it_cannot(bench
     assert out[7] == "held.jsonl: 5 pauses at a median 3.0 words, 3 turn ends at 7.0; turn ends answered at the first look 3/3"
     assert out[8] == ("the recipe: pause ROC AUC per frame: validation 1.000, held.jsonl 1.000")
     assert out[9] == ("without the length: pause ROC AUC per frame: validation 0.500, held.jsonl 0.500")
+    # one sentence each, so the last sentence's length tells them apart as the whole length does
+    assert out[10] == ("the last sentence's length instead: pause ROC AUC per frame: validation 1.000, "
+                       "held.jsonl 1.000")
+
+
+@pytest.mark.parametrize("text, words", [("Hey, quick one. I need a word that means", 6),
+                                         ("What's 5.5 times two?", 4), ("Okay. So. Um", 1), ("", 0)])
+def test_the_last_sentence_is_read_after_the_last_sentence_end(bench, text, words):
+    assert bench.last_sentence_words(text) == words
 
 
 def test_train_without_val_is_refused(bench, tmp_path):
