@@ -41,10 +41,10 @@ def columns(row: dict, completion: float | None, pitch: str | None = None) -> li
     """The row's columns after the words' and silence's: the sound of the turn's end, the
     recogniser's confidence, (``completion`` given) the language model's two, and (``pitch``: the
     line's field, ``"pitch"`` or ``"pitch_denoised"``) the pitch's four."""
+    from fdenv.cli.turn_end import recipe_columns
     from fdenv.train import turn_end as te
 
-    cols = [*te.sound_features(np.asarray(row["sound"], np.float32)), *te.confidence_features(row["text"], row["words"])]
-    cols += list(te.smart_turn_features(completion)) if completion is not None else []
+    cols = recipe_columns(row) + (list(te.smart_turn_features(completion)) if completion is not None else [])
     return cols + (list(te.pitch_features(row[pitch])) if pitch else [])
 
 

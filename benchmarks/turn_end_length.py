@@ -99,7 +99,7 @@ def pause_auc(model, rows: list[dict]) -> str:
 
 
 def main(argv=None) -> None:
-    from fdenv.cli.turn_end import as_heard, fit_plus_columns, of_sets, read_lines
+    from fdenv.cli.turn_end import fit_plus_columns, lines_as_heard, of_sets, read_lines, recipe_columns
     from fdenv.train import turn_end as te
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -112,37 +112,27 @@ def main(argv=None) -> None:
         ap.error("--train and --val go together")
     model = te.load(te.checkpoint_path(args.checkpoint))
 
-    def rows_of(paths, option, sound=model.uses_sound, words=model.uses_confidence):
-        return of_sets([{**as_heard(r, model.sound_from, model.pitch_from), "file": str(p)} for p in paths
-                        for r in read_lines(p, sound, words, model.uses_pitch, model.uses_smart_turn,
-                                            model.sound_from, model.pitch_from)], list(SETS), option)
-
     for line in scripts():
         print(line)
     print(f"{args.checkpoint} (threshold {model.threshold:.2f}), the words' weights: {weights(model)}")
-    files = {p.name: rows_of([p], "--files") for p in args.files}
+    files = {p.name: lines_as_heard(model, [p], list(SETS), "--files") for p in args.files}
     for name, rows in files.items():
         print(f"{name}: {lengths(model, rows)}", flush=True)
     if args.train:
-        import importlib.util
-
-        here = Path(__file__).with_name("turn_end_completion.py")  # the recipe's columns, one source
-        spec = importlib.util.spec_from_file_location("turn_end_completion", here)
-        completion = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(completion)
+        def lines(paths, option):  # every line with its sound and words, whatever the checkpoint reads
+            return of_sets([r for p in paths for r in read_lines(p, sound=True, words=True)], list(SETS), option)
 
         def recipe(rows, last_sentence: bool):
-            return [{**r, "sound": completion.columns(r, None)
+            return [{**r, "sound": recipe_columns(r)
                      + ([np.log1p(last_sentence_words(r["text"]))] if last_sentence else [])} for r in rows]
 
-        train = rows_of(args.train, "--train", True, True)
-        val = rows_of(args.val, "--val", True, True)
-        held = {name: rows_of([p], "--files", True, True) for name, p in zip(files, args.files)}
+        groups = {"validation": lines(args.val, "--val"), **{p.name: lines([p], "--files") for p in args.files}}
+        train = lines(args.train, "--train")
         for name, without, last in (("the recipe", (), False), ("without the length", (te.LENGTH_COLUMN,), False),
                                     ("the last sentence's length instead", (te.LENGTH_COLUMN,), True)):
-            fitted = fit_plus_columns(recipe(train, last), recipe(val, last), without)
-            val_, held_ = recipe(val, last), {n: recipe(r, last) for n, r in held.items()}
-            cells = [f"validation {pause_auc(fitted, val_)}"] + [f"{n} {pause_auc(fitted, r)}" for n, r in held_.items()]
+            heard = {n: recipe(rows, last) for n, rows in groups.items()}
+            fitted = fit_plus_columns(recipe(train, last), heard["validation"], without)
+            cells = [f"{n} {pause_auc(fitted, rows)}" for n, rows in heard.items()]
             print(f"{name}: pause ROC AUC per frame: {', '.join(cells)}", flush=True)
 
 

@@ -41,17 +41,14 @@ def unfinished(text: str) -> bool:
 
 def played(model, rows: list[dict], threshold: float, veto: bool) -> str:
     """The table cells of ``rows`` played at ``threshold``, with or without the rule."""
-    from fdenv.cli.turn_end import pause_scenes_taken, silence_probs
+    from fdenv.cli.turn_end import FRAME_S, pause_scenes_taken, play, silence_probs
 
     probs = [np.zeros_like(p) if veto and unfinished(r["text"]) else p for r, p in zip(rows, silence_probs(model, rows))]
     pauses = [(r, p) for r, p in zip(rows, probs) if r["set"] == "pause"]
     taken, scenes = pause_scenes_taken([r for r, _ in pauses], [p for _, p in pauses], threshold)
     ends = [(r, p) for r, p in zip(rows, probs) if r["set"] == "turn_taking" and r["labels"][0] == 1]
-    at = []
-    for r, p in ends:
-        first = next((i for i, q in enumerate(p) if q >= threshold), None)
-        if first is not None:
-            at.append(float(r["silence_s"]) + first * 0.08)
+    answered = play(model, [r for r, _ in ends], threshold, [p for _, p in ends])
+    at = [float(r["silence_s"]) + first * FRAME_S for (r, _), (first, _) in zip(ends, answered) if first is not None]
     held = sum(unfinished(r["text"]) for r, _ in ends)
     median = f"{np.median(at):.2f} s" if at else "-"
     return (f"{len(taken)}/{scenes}" + (f" ({', '.join(taken)})" if taken else "") +
@@ -59,7 +56,7 @@ def played(model, rows: list[dict], threshold: float, veto: bool) -> str:
 
 
 def main(argv=None) -> None:
-    from fdenv.cli.turn_end import as_heard, of_sets, read_lines
+    from fdenv.cli.turn_end import lines_as_heard
     from fdenv.train.turn_end import checkpoint_path, load
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -70,10 +67,7 @@ def main(argv=None) -> None:
     model = load(checkpoint_path(args.checkpoint))
 
     def rows_of(paths):
-        return of_sets([{**as_heard(r, model.sound_from, model.pitch_from), "file": str(p)} for p in paths
-                        for r in read_lines(p, model.uses_sound, model.uses_confidence, model.uses_pitch,
-                                            model.uses_smart_turn, model.sound_from, model.pitch_from)],
-                       list(SETS), "--val/--heldout")
+        return lines_as_heard(model, paths, list(SETS), "--val/--heldout")
 
     print(f"{args.checkpoint} at its threshold {model.threshold:.2f}")
     print("| files | rule | pause scenes taken | the assistant's turn ends answered early, at a median silence "

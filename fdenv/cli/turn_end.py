@@ -288,6 +288,16 @@ def as_heard(row: dict, sound_from: str, pitch_from: str = "microphone") -> dict
     return {**row, "pitch": row["pitch_denoised"]} if pitch_from == "denoised" else row
 
 
+def lines_as_heard(model, paths, sets, option: str) -> list[dict]:
+    """The labelled silences of the ``collect`` files ``paths`` as ``model`` hears them (each
+    field it reads required, from the signals its checkpoint names), each with its ``"file"``,
+    of the scene sets ``sets`` (``option``: the command-line option named when none is left)."""
+    return of_sets([{**as_heard(row, model.sound_from, model.pitch_from), "file": str(path)} for path in paths
+                    for row in read_lines(path, model.uses_sound, model.uses_confidence, model.uses_pitch,
+                                          model.uses_smart_turn, model.sound_from, model.pitch_from)],
+                   sets, option)
+
+
 def examples(rows: list[dict]) -> tuple[list[str], list[bool], list[float], list[int], list, list, list, list]:
     """One example per frame of each silence: (texts, name flags, silence so far, labels, sound
     descriptors, recogniser words, pitch contours, Smart Turn probabilities: one per silence,
@@ -495,11 +505,7 @@ def calibrate_main(checkpoint, val, max_early: float = 0.02, out: Path | None = 
 
         model.meta["enhance_db"] = check_attenuation(enhance_db, "--enhance-db")  # what its agent hears from now on
     val = _paths(val)
-    per_file = {path: of_sets([{**as_heard(row, model.sound_from, model.pitch_from), "file": str(path)} for row in
-                                read_lines(path, model.uses_sound, model.uses_confidence, model.uses_pitch,
-                                           model.uses_smart_turn, model.sound_from, model.pitch_from)],
-                                sets, "--val")
-                for path in val}
+    per_file = {path: lines_as_heard(model, [path], sets, "--val") for path in val}
     rows = [r for rs in per_file.values() for r in rs]
     made = recogniser_of(rows, "--val")
     if made != made_with(model.meta):
@@ -549,6 +555,15 @@ class PlusColumns:
     def prob(self, text: str, named: bool, silence_s: float, columns, words=None, pitch=None,
              smart_turn=None) -> float:
         return self.prob_after(self.text_logit(text, named, columns), silence_s)
+
+
+def recipe_columns(row: dict) -> list[float]:
+    """A line's columns after the words' and silence's in the single-user recipe: the sound of the
+    turn's end and the recogniser's confidence (as ``PlusColumns`` columns; the benchmarks add a
+    candidate cue's after them)."""
+    from ..train.turn_end import confidence_features, sound_features
+
+    return [*sound_features(np.asarray(row["sound"], np.float32)), *confidence_features(row["text"], row["words"])]
 
 
 def fit_plus_columns(train: list[dict], val: list[dict], without: tuple[int, ...] = ()) -> PlusColumns:
