@@ -259,6 +259,47 @@ def test_fit_on_chosen_sets_leaves_the_others_out_of_training_validation_and_thr
     assert not (tmp_path / "x.json").exists()
 
 
+def test_a_weighted_fit_is_the_fit_on_copies_of_its_rows():
+    """An integer weight k on a row fits as k copies of that row would (the same weights and bias,
+    to the optimiser's tolerance); weights that are not one positive number per example are refused."""
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=(60, 4))
+    y = (x @ np.array([1.0, -2.0, 0.5, 0.0]) + rng.normal(size=60) > 0).astype(float)
+    k = rng.integers(1, 4, size=60)
+    weighted = te.fit_logistic(x, y, 1.0, k.astype(float))
+    copied = te.fit_logistic(np.repeat(x, k, axis=0), np.repeat(y, k), 1.0)
+    assert np.allclose(weighted, copied, atol=1e-4)
+    assert not np.allclose(weighted, te.fit_logistic(x, y, 1.0), atol=1e-2)  # the weights do count
+    texts, named, labels = _toy(20)
+    for bad in ([1.0] * 19, [1.0] * 19 + [0.0]):
+        with pytest.raises(ValueError, match="fit: .* weights for 20 examples"):
+            te.fit(texts, named, labels, weights=bad)
+
+
+def test_balanced_sets_weigh_alike_however_many_scenes_each_has(tmp_path):
+    """``balance_sets``: each scene set's frames weigh alike in total, with a mean weight of 1. A pause
+    set with three times the lines of a turn-taking set that labels the same words the other way
+    decides the unweighted fit; balanced, the two cancel and the model is unsure of every line."""
+    texts, _, labels = _toy(40, 0)
+    pause = [{**_line(t, [y] * 6, f"p{c}-{i}"), "set": "pause"} for c in range(3)
+             for i, (t, y) in enumerate(zip(texts, labels))]
+    taking = [{**_line(t, [1 - y] * 6, f"t{i}"), "set": "turn_taking"} for i, (t, y) in enumerate(zip(texts, labels))]
+    weights, per_set = cli.set_balanced_weights(pause + taking)
+    assert per_set == {"pause": pytest.approx(2 / 3), "turn_taking": pytest.approx(2.0)}
+    assert len(weights) == 6 * (len(pause) + len(taking)) and np.mean(weights) == pytest.approx(1.0)
+    assert sum(weights[: 6 * len(pause)]) == pytest.approx(sum(weights[6 * len(pause):]))
+    write_lines(tmp_path / "d.jsonl", pause + taking)
+    cli.fit_main(tmp_path / "d.jsonl", tmp_path / "d.jsonl", tmp_path / "plain.json", log=lambda line: None)
+    cli.main(["fit", "--train", str(tmp_path / "d.jsonl"), "--val", str(tmp_path / "d.jsonl"),
+              "--out", str(tmp_path / "balanced.json"), "--balance-sets"])
+    plain, balanced = te.load(tmp_path / "plain.json"), te.load(tmp_path / "balanced.json")
+    assert balanced.meta["set_weights"] == {"pause": pytest.approx(2 / 3), "turn_taking": pytest.approx(2.0)}
+    assert "set_weights" not in plain.meta
+    finished = [t for t, y in zip(texts, labels) if y == 1]
+    assert min(plain.prob(t, False, 0.256) for t in finished) > 0.7  # the pause set's labels win
+    assert all(abs(balanced.prob(t, False, 0.256) - 0.5) < 0.01 for t in texts)
+
+
 def test_fit_reads_several_files_as_one_and_reports_each_set(tmp_path):
     """Train and validation data in two files each (say, one per voice back end) give the model
     that the same lines in one file give; the validation rates are also reported per set."""

@@ -413,7 +413,7 @@ def log_loss(p: np.ndarray, y: np.ndarray) -> float:
 
 def fit_main(train, val, out: Path, max_early: float = 0.05, sound: bool = False, log=print,
              sets=None, confidence: bool = False, pitch: bool = False, smart_turn: bool = False,
-             sound_from: str = "microphone", pitch_from: str = "microphone") -> dict:
+             sound_from: str = "microphone", pitch_from: str = "microphone", balance_sets: bool = False) -> dict:
     """``train``, ``val``: a ``collect`` file or a list of them (say, one per voice back end).
     ``sound``: the model also hears the sound of the turn's end (every line needs its descriptor).
     ``confidence``: it also reads the recogniser's confidence in the words (every line needs its
@@ -422,7 +422,10 @@ def fit_main(train, val, out: Path, max_early: float = 0.05, sound: bool = False
     ``sound_from``: the signal its sound descriptor is taken from (``fdenv.train.turn_end.SOUND_SOURCES``);
     ``pitch_from``: its pitch contour's.
     ``sets``: train, validate and pick the threshold on these scene sets' silences alone (None:
-    all), say a model for a single user without the multi-party data."""
+    all), say a model for a single user without the multi-party data. ``balance_sets``: every scene
+    set's training frames weigh alike in the fit, however many scenes each set has (a pool of
+    generated pause scenes four times the turn-taking set's would otherwise teach the model the
+    pauses' statistics at the expense of the turn-taking scenes')."""
     from ..train.turn_end import fit
 
     for name, source in (("sound_from", sound_from), ("pitch_from", pitch_from)):
@@ -437,10 +440,11 @@ def fit_main(train, val, out: Path, max_early: float = 0.05, sound: bool = False
     tt, tn, ts, ty, tsd, tw, tp, tst = examples(trows)
     vt, vn, vs, vy, vsd, vw, vp, vst = examples(vrows)
     vy_ = np.array(vy)
+    weights, set_weights = set_balanced_weights(trows) if balance_sets else (None, None)
     best = None
     for l2 in L2S:
         model = fit(tt, tn, ty, ts, l2=l2, sounds=tsd if sound else None, words=tw if confidence else None,
-                    pitches=tp if pitch else None, smart_turns=tst if smart_turn else None)
+                    pitches=tp if pitch else None, smart_turns=tst if smart_turn else None, weights=weights)
         model.sound_from, model.pitch_from = sound_from, pitch_from
         p = np.clip(np.array([model.prob(*q) for q in zip(vt, vn, vs, vsd, vw, vp, vst)]), 1e-9, 1 - 1e-9)
         nll = log_loss(p, vy_)
@@ -458,11 +462,24 @@ def fit_main(train, val, out: Path, max_early: float = 0.05, sound: bool = False
                "validation_by_set": {name: _rounded(rs) for name, rs in per_set.items()}}
     model.meta.update({"train": ", ".join(path.name for path in train), "val": ", ".join(path.name for path in val),
                        **made,
-                       "train_frames": len(ty), **({"sets": list(sets)} if sets else {}), **summary})
+                       "train_frames": len(ty), **({"sets": list(sets)} if sets else {}),
+                       **({"set_weights": set_weights} if balance_sets else {}), **summary})
     out.parent.mkdir(parents=True, exist_ok=True)
     model.save(out)
     log(json.dumps(summary))
     return summary
+
+
+def set_balanced_weights(rows: list[dict]) -> tuple[list[float], dict]:
+    """A weight per example (per frame of each silence, in ``examples``' order) such that every
+    scene set's frames weigh alike in total, with a mean weight of 1 (so the L2 penalty keeps its
+    meaning); and the weight of one frame of each set."""
+    frames = {}
+    for r in rows:
+        frames[r["set"]] = frames.get(r["set"], 0) + len(r["labels"])
+    total = sum(frames.values())
+    per_set = {name: total / (len(frames) * n) for name, n in sorted(frames.items())}
+    return [per_set[r["set"]] for r in rows for _ in r["labels"]], {k: round(v, 6) for k, v in per_set.items()}
 
 
 def recogniser_of(rows: list[dict], option: str) -> dict:
@@ -732,6 +749,9 @@ def main(argv=None) -> None:
                         "noise-suppressed, in which the tracker finds more of a voice in road noise")
     f.add_argument("--sets", nargs="+", default=None, choices=list(SETS),
                    help="fit and validate on these scene sets' silences alone (default: all in the files)")
+    f.add_argument("--balance-sets", action="store_true",
+                   help="every scene set's training frames weigh alike in the fit, however many scenes each has "
+                        "(say, training on a larger pool of generated pause scenes)")
     k = sub.add_parser("calibrate", help="pick a checkpoint's threshold again, in every validation room")
     k.add_argument("--checkpoint", required=True,
                    help="a shipped name (fdenv.train.turn_end.SHIPPED) or a checkpoint file")
@@ -782,7 +802,7 @@ def main(argv=None) -> None:
         try:
             fit_main(args.train, args.val, args.out, args.max_early, args.sound, sets=args.sets,
                      confidence=args.confidence, pitch=args.pitch, smart_turn=args.smart_turn,
-                     sound_from=args.sound_from, pitch_from=args.pitch_from)
+                     sound_from=args.sound_from, pitch_from=args.pitch_from, balance_sets=args.balance_sets)
         except ValueError as e:  # a bad or unsuitable file: its name, line and the fix, not a traceback
             p.error(str(e))
 

@@ -363,7 +363,8 @@ def load(path: str | Path) -> TurnEndModel:
 
 def fit(texts: list[str], named: list[bool], labels: list[int], silence_s: list[float] | None = None,
         l2: float = 1.0, sounds: list | None = None, words: list | None = None,
-        pitches: list | None = None, smart_turns: list | None = None) -> TurnEndModel:
+        pitches: list | None = None, smart_turns: list | None = None,
+        weights: list[float] | None = None) -> TurnEndModel:
     """Logistic regression with an L2 penalty ``l2`` (on the weights, not the bias), fitted with
     L-BFGS: deterministic, so the same data gives the same checkpoint. One example per (transcript,
     silence so far, label); ``silence_s`` None: all at no silence. ``sounds``: each example's
@@ -371,10 +372,14 @@ def fit(texts: list[str], named: list[bool], labels: list[int], silence_s: list[
     the sound; ``words``: each example's recogniser words with their probabilities, for one that
     reads the recogniser's confidence; ``pitches``: each example's ``pitch_descriptor``, for one
     that hears the pitch; ``smart_turns``: each example's Smart Turn probability, for one that hears
-    it; None for words and silence alone."""
+    it; None for words and silence alone. ``weights``: each example's weight in the loss (say, so
+    that every scene set counts alike); None: all 1."""
     silence_s = [0.0] * len(labels) if silence_s is None else silence_s
     counts = [len(texts), len(named), len(silence_s), len(labels)] + [len(x) for x in (sounds, words, pitches,
                                                                                      smart_turns) if x is not None]
+    if weights is not None and (len(weights) != len(labels) or not np.all(np.asarray(weights, np.float64) > 0)):
+        raise ValueError(f"fit: {len(weights)} weights for {len(labels)} examples; expected one positive weight "
+                         "per example")
     if len(set(counts)) != 1:
         raise ValueError(f"fit: {len(texts)} texts, {len(named)} name flags, {len(silence_s)} silences, "
                          f"{len(labels)} labels{'' if sounds is None else f', {len(sounds)} sounds'}"
@@ -401,7 +406,7 @@ def fit(texts: list[str], named: list[bool], labels: list[int], silence_s: list[
     if smart_turns is not None:
         rows = [np.concatenate([r, smart_turn_features(p)]) for r, p in zip(rows, smart_turns)]
     x = np.stack(rows).astype(np.float64)
-    wb = fit_logistic(x, y, l2)
+    wb = fit_logistic(x, y, l2, None if weights is None else np.asarray(weights, np.float64))
     return TurnEndModel(wb[:-1], wb[-1], meta={"examples": len(y), "positives": int(y.sum()), "l2": l2})
 
 
@@ -411,17 +416,21 @@ def _memo(cache: dict, key, make):
     return cache[key]
 
 
-def fit_logistic(x: np.ndarray, y: np.ndarray, l2: float) -> np.ndarray:
-    """Weights and bias (last) of an L2-penalised logistic regression of ``y`` on ``x`` (L-BFGS)."""
+def fit_logistic(x: np.ndarray, y: np.ndarray, l2: float, sample_weight: np.ndarray | None = None) -> np.ndarray:
+    """Weights and bias (last) of an L2-penalised logistic regression of ``y`` on ``x`` (L-BFGS);
+    ``sample_weight``: each row's weight in the log-likelihood (an integer weight k fits as k copies
+    of the row would)."""
     from scipy.optimize import minimize
+
+    s = np.ones(len(y)) if sample_weight is None else sample_weight
 
     def loss(wb):
         w, b = wb[:-1], wb[-1]
         z = x @ w + b
         # log(1 + e^z) - y z, stably
-        nll = np.sum(np.logaddexp(0.0, z) - y * z)
-        p = 1.0 / (1.0 + np.exp(-z))
-        g = np.concatenate([x.T @ (p - y) + l2 * w, [np.sum(p - y)]])
+        nll = np.sum(s * (np.logaddexp(0.0, z) - y * z))
+        r = s * (1.0 / (1.0 + np.exp(-z)) - y)
+        g = np.concatenate([x.T @ r + l2 * w, [np.sum(r)]])
         return nll + 0.5 * l2 * w @ w, g
 
     return minimize(loss, np.zeros(x.shape[1] + 1), jac=True, method="L-BFGS-B", options={"maxiter": 2000}).x
