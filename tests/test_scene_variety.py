@@ -11,7 +11,7 @@ import pytest
 
 from fdenv.scene import list_sets, load_manifest
 from fdenv.scene.generate.variety import SCORED_LABELS, is_closed_class
-from fdenv.scene.sets import load_set
+from fdenv.scene.sets import load_set, scene_ids, scenes_dir
 from fdenv.score.text import normalise
 
 
@@ -75,3 +75,27 @@ def test_sizes():
     assert m["counts"]["pairs"] >= 600 and m["counts"]["splits"] == {"train": 800, "val": 200, "test": 200}
     for name in ("pause", "backchannel", "turn_taking", "interruption"):
         assert load_manifest(name)["counts"]["scenes"] >= 200
+
+
+def test_a_larger_pause_pool_keeps_the_shipped_scenes_and_leaks_nothing_into_their_test_split(tmp_path):
+    """``fdenv-scenes generate pause --n 800`` (the training pool of docs/training.md): its first 200
+    scenes are the shipped files byte for byte, with their splits, and none of the 600 new scenes
+    of its train and val splits shares a scored sentence with the shipped test split."""
+    from fdenv.cli.scenes import main as scenes_cli
+    shipped = scenes_dir() / "pause"
+    assert scenes_cli(["generate", "pause", "--n", "800", "--out", str(tmp_path)]) == 0
+    for path in sorted(shipped.glob("pause-*.yaml")):
+        assert (tmp_path / "pause" / path.name).read_bytes() == path.read_bytes(), path.name
+    shipped_ids = {split: set(scene_ids("pause", split)) for split in ("train", "val", "test")}
+    for split, ids in shipped_ids.items():
+        assert ids <= set(scene_ids("pause", split, tmp_path))
+
+    def sentences(scenes):
+        return {normalise_sentence(t.spoken_text, sc.assistant_name) for sc in scenes for t in sc.turns
+                if t.label in SCORED_LABELS}
+
+    test = sentences(load_set("pause", "test"))
+    assert len(test) >= 30
+    for split in ("train", "val"):
+        new = [sc for sc in load_set("pause", split, tmp_path) if sc.id not in shipped_ids[split]]
+        assert len(new) > 80 and not sentences(new) & test, split
