@@ -165,6 +165,20 @@ def test_the_enhanced_single_user_checkpoints_are_the_same_models_calibrated_on_
                                      "threshold": threshold, "pooled": True, "enhance_db": 12.0}
 
 
+def test_the_pool_checkpoint_is_fitted_on_more_pause_scenes_with_the_sets_weighed_alike():
+    """``single_user_pool_enhanced``: the single-user recipe fitted on the pause pool's 560 training
+    scenes beside the 140 turn-taking ones, each set's frames weighing alike, and calibrated on the
+    validation draws with the pool's 90 more validation pause scenes, for an agent that hears each
+    turn enhanced."""
+    m = te.load(te.checkpoint_path("single_user_pool_enhanced"))
+    assert m.uses_sound and m.uses_confidence and m.threshold == 0.98 and m.meta["enhance_db"] == 12.0
+    assert m.meta["train"] == "train_pool_s0.jsonl" and m.meta["sets"] == ["pause", "turn_taking"]
+    w = m.meta["set_weights"]
+    assert w["turn_taking"] > 5 * w["pause"]  # fewer turn-taking frames, each weighing more
+    assert m.meta["calibration"]["val"] == "val_pool_s0.jsonl, val_s1.jsonl, val_s2.jsonl"
+    assert m.meta["calibration"]["pooled"] and m.meta["calibration"]["threshold"] == m.threshold
+
+
 def _labels(expect, turn_id=None, label=None):
     return {"expect": expect, "turn": {"id": turn_id, "speaker": None, "label": label, "addressee": None}}
 
