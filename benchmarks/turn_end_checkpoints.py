@@ -18,8 +18,6 @@ import argparse
 import os
 from pathlib import Path
 
-import numpy as np
-
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 SETS = ("pause", "turn_taking")
@@ -27,16 +25,12 @@ SETS = ("pause", "turn_taking")
 
 def row(name: str, model, file: str, rows: list[dict]) -> str:
     """One table row: ``model`` on ``rows`` (one file's silences) at its threshold."""
-    from fdenv.cli.turn_end import by_set, pause_scenes_taken, roc_auc, rule_cell, silence_probs
+    from fdenv.cli.turn_end import auc_cell, by_set, pause_scenes_taken, rule_cell, silence_probs
 
-    aucs = []
-    for s, group in by_set(rows).items():
-        probs = np.concatenate(silence_probs(model, group))
-        labels = np.concatenate([r["labels"] for r in group])
-        both = 0 < labels.sum() < len(labels)  # an AUC needs frames of both labels
-        aucs.append(f"{s} {roc_auc(probs, labels):.3f}" if both else f"{s} -")
+    probs = dict(zip(map(id, rows), silence_probs(model, rows)))  # each silence scored once
+    aucs = [f"{s} {auc_cell(group, [probs[id(r)] for r in group])}" for s, group in by_set(rows).items()]
     pauses = [r for r in rows if r["set"] == "pause"]
-    taken, scenes = pause_scenes_taken(pauses, silence_probs(model, pauses), model.threshold)
+    taken, scenes = pause_scenes_taken(pauses, [probs[id(r)] for r in pauses], model.threshold)
     return (f"| {name} ({model.threshold:.2f}) | {file} | {', '.join(aucs)} | {len(taken)}/{scenes} | "
             f"{rule_cell(model, rows, model.threshold)} |")
 

@@ -49,12 +49,11 @@ def columns(row: dict, completion: float | None, pitch: str | None = None) -> li
 
 
 def report(name: str, model, rows: list[dict], threshold: float, which: bool = False) -> str:
-    from fdenv.cli.turn_end import pause_scenes_taken, roc_auc, rule_cell, silence_probs
+    from fdenv.cli.turn_end import auc_cell, pause_scenes_taken, rule_cell, silence_probs
 
     pauses = [r for r in rows if r.get("set") == "pause"]
     probs = silence_probs(model, pauses)  # each silence's frames, read once for the AUC and the scenes
-    y = np.array([label for r in pauses for label in r["labels"]])
-    auc = f"{roc_auc(np.concatenate(probs), y):.3f}" if 0 < y.sum() < len(y) else "-"
+    auc = auc_cell(pauses, probs)
     taken, scenes = pause_scenes_taken(pauses, probs, threshold)
     return (f"| {name} | {auc} | {rule_cell(model, rows, threshold)} | "
             f"{len(taken)}/{scenes} = {len(taken) / scenes if scenes else 0:.3f}"

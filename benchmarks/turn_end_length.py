@@ -89,13 +89,10 @@ def last_sentence_words(text: str) -> int:
 
 
 def pause_auc(model, rows: list[dict]) -> str:
-    from fdenv.cli.turn_end import roc_auc, silence_probs
+    from fdenv.cli.turn_end import auc_cell, silence_probs
 
     pauses = [r for r in rows if r["set"] == "pause"]
-    y = np.array([label for r in pauses for label in r["labels"]])
-    if not 0 < y.sum() < len(y):
-        return "-"
-    return f"{roc_auc(np.concatenate(silence_probs(model, pauses)), y):.3f}"
+    return auc_cell(pauses, silence_probs(model, pauses))
 
 
 def main(argv=None) -> None:

@@ -327,6 +327,13 @@ def silence_probs(model, rows: list[dict]) -> list[np.ndarray]:
     return out
 
 
+def auc_cell(rows: list[dict], probs: list[np.ndarray]) -> str:
+    """The per-frame ROC AUC of the silences ``rows``, each scored ``probs`` (``silence_probs``'), as
+    a table cell: "-" when their frames hold one label only."""
+    y = np.array([label for r in rows for label in r["labels"]])
+    return f"{roc_auc(np.concatenate(probs), y):.3f}" if 0 < y.sum() < len(y) else "-"
+
+
 def pause_scenes_taken(pauses: list[dict], probs: list[np.ndarray], threshold: float) -> tuple[list[str], int]:
     """(the pause scenes with a not-to-answer silence answered early, sorted; the number of pause
     scenes) among the pause set's silences ``pauses`` (each line with its ``"file"``: a scene
