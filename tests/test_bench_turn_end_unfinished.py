@@ -65,3 +65,24 @@ def test_a_file_without_labels_is_named(bench, tmp_path):
     old = write_lines(tmp_path / "old.jsonl", [row])
     with pytest.raises(ValueError, match=r"old.jsonl:1: no per-frame \"labels\""):
         bench.main(["--checkpoint", str(tmp_path / "eager.json"), "--val", old])
+
+
+def test_with_pick_on_each_rule_spends_its_own_budget(bench, tmp_path, capsys):
+    """A model whose P rises with the silence (0.55 s: 0.5; 0.85 s: 0.881; 1.0 s: 0.953). The pause
+    after "for?" lasts 9 frames (P up to 0.881), the one after "start." 5 (up to 0.5): with no
+    early answer allowed, as it is the threshold must clear 0.881, with the rule only 0.5, so the
+    turn end is answered at 1.06 s against 0.74 s."""
+    rising = te.TurnEndModel(np.zeros(te.N_FEATURES), -2.0, threshold=0.3)
+    rising.weights[te.N_TEXT:] = 1.0
+    rising.save(tmp_path / "rising.json")
+    rows = [{**_silence("pause-1", "pause", "What's a good exercise for?", 0), "labels": [0] * 9},
+            {**_silence("pause-2", "pause", "I'd like to start.", 0), "labels": [0] * 5},
+            {**_silence("turn_taking-1", "turn_taking", "Could you add milk?", 1), "labels": [1] * 17}]
+    val = write_lines(tmp_path / "pick.jsonl", rows)
+    bench.main(["--checkpoint", str(tmp_path / "rising.json"), "--val", val, "--pick-on", val, "--max-early", "0"])
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == (f"{tmp_path / 'rising.json'}, each rule at the threshold picked on pick.jsonl: 0.89 as it is, "
+                      "0.51 with unfinished words held")
+    assert [line for line in out if line.startswith("| ")][1:] == [
+        "| validation | as it is | 0/2 | 1/1 at 1.06 s | - |",
+        "| validation | unfinished words held | 0/2 | 1/1 at 0.74 s | 0 |"]
