@@ -12,8 +12,9 @@ renders the turn as the env does, joins its pieces up to the pause with 0.5 s si
 0.3 s of silence, and transcribes it as the cascade does (Whisper tiny.en, the assistant's name
 as prompt; no room, no noise). A pause *leaks* when the transcript ends on the next piece's first
 word, or on a start of it ("egg", "ch-" for "eggs", "chickpeas"), where the script has another
-word. The same again with the last ``--back-off`` milliseconds of each piece before a pause cut
-away: how much earlier a cut would need to be. Deterministic.
+word, and is *whole* when it ends on the word said before the pause. The same again with the last
+``--back-off`` milliseconds of each piece before a pause cut away: how much earlier a cut would
+need to be, and whether it would cut into the word before. Deterministic.
 """
 
 from __future__ import annotations
@@ -38,6 +39,14 @@ def leaks(transcript: str, before: str, after: str) -> bool:
     if not heard or not next_ or (said and heard[-1] == said[-1]):
         return False
     return heard[-1] == next_[0] or (len(heard[-1]) >= 2 and next_[0].startswith(heard[-1]))
+
+
+def whole(transcript: str, before: str) -> bool:
+    """The transcript at a pause ends on the word said before it (``before``'s last)."""
+    from fdenv.train.turn_end import bare_words
+
+    heard, said = bare_words(transcript), bare_words(before)
+    return bool(heard) and bool(said) and heard[-1] == said[-1]
 
 
 def prefixes(pieces: list[np.ndarray], back_off_ms: float) -> list[np.ndarray]:
@@ -70,11 +79,11 @@ def main(argv=None) -> None:
     asr = WhisperTranscriber("tiny.en")
     prompt = name_prompt(DEFAULT_NAME)
     scenes = load_set("pause", args.split)[: args.limit]
-    print("| voices | pauses | " + " | ".join(f"leak, cut {ms:g} ms earlier" for ms in args.back_off)
+    print("| voices | pauses | " + " | ".join(f"leak / whole, cut {ms:g} ms earlier" for ms in args.back_off)
           + " |\n|---|---|" + "---|" * len(args.back_off))
     for tts in args.tts:
         renderer = Renderer(tts, SAMPLE_RATE)
-        counts, n = {ms: 0 for ms in args.back_off}, 0
+        counts, wholes, n = {ms: 0 for ms in args.back_off}, {ms: 0 for ms in args.back_off}, 0
         for scene in scenes:
             voices = voice_map(scene, renderer)
             for turn in scene.turns:
@@ -86,13 +95,14 @@ def main(argv=None) -> None:
                 for ms in args.back_off:
                     for i, heard in enumerate(prefixes(audio, ms)):
                         text = asr.transcribe(heard, prompt)
+                        wholes[ms] += whole(text, texts[i])
                         if leaks(text, texts[i], texts[i + 1]):
                             counts[ms] += 1
                             if args.show:
                                 print(f"  {tts} {scene.id} -{ms:g} ms: ... {texts[i][-30:]} [pause] {texts[i + 1][:20]} "
                                       f"...: heard {text[-40:]!r}")
-        print(f"| {tts} | {n} | " + " | ".join(f"{counts[ms]} ({counts[ms] / max(n, 1):.0%})" for ms in args.back_off)
-              + " |", flush=True)
+        print(f"| {tts} | {n} | " + " | ".join(f"{counts[ms]} / {wholes[ms]}" for ms in args.back_off) + " |",
+              flush=True)
 
 
 if __name__ == "__main__":

@@ -29,6 +29,16 @@ def test_a_pause_leaks_when_the_transcript_ends_on_the_next_word_or_its_start(be
     assert bench.leaks(heard, before, after) is leak
 
 
+@pytest.mark.parametrize("heard, before, is_whole", [
+    ("and honestly I didn't...", "and honestly I didn't", True),
+    ("and honestly I didn't know.", "and honestly I didn't", False),
+    ("and honestly I did", "and honestly I didn't", False),   # a cut too early clips the word before
+    ("", "and honestly I didn't", False),
+])
+def test_a_pause_is_whole_when_the_transcript_ends_on_the_word_said_before_it(bench, heard, before, is_whole):
+    assert bench.whole(heard, before) is is_whole
+
+
 def test_the_turn_so_far_at_each_pause_is_its_pieces_cut_joined_and_padded(bench):
     rate = bench.SAMPLE_RATE
     pieces = [np.full(rate, 1.0, np.float32), np.full(rate // 2, 2.0, np.float32), np.full(rate, 3.0, np.float32)]
