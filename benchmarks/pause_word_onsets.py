@@ -65,9 +65,8 @@ def main(argv=None) -> None:
     from fdenv.render.renderer import Renderer
     from fdenv.render.voices import voice_map
     from fdenv.scene.sets import load_set
-    from fdenv_agents.cascade.asr import WhisperTranscriber
     from fdenv_agents.cascade.agent import DEFAULT_NAME
-    from fdenv_agents.cascade.asr import name_prompt
+    from fdenv_agents.cascade.asr import WhisperTranscriber, name_prompt
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--split", default="val", choices=["train", "val", "test", "all"])
@@ -76,6 +75,10 @@ def main(argv=None) -> None:
     ap.add_argument("--limit", type=int, default=None, help="the first N pause scenes of the split")
     ap.add_argument("--show", action="store_true", help="print every leaking pause")
     args = ap.parse_args(argv)
+    if any(ms < 0 for ms in args.back_off):
+        ap.error(f"--back-off {args.back_off}: milliseconds to cut, 0 or more")
+    if args.limit is not None and args.limit < 1:
+        ap.error(f"--limit {args.limit}: at least one scene")
     asr = WhisperTranscriber("tiny.en")
     prompt = name_prompt(DEFAULT_NAME)
     scenes = load_set("pause", args.split)[: args.limit]

@@ -49,3 +49,10 @@ def test_the_turn_so_far_at_each_pause_is_its_pieces_cut_joined_and_padded(bench
     assert len(second) == (rate - cut) + join + (rate // 2 - cut) + tail
     assert not second[rate - cut: rate - cut + join].any() and second[rate - cut + join] == 2.0
     assert [len(p) for p in bench.prefixes(pieces, 0)] == [rate + tail, rate + join + rate // 2 + tail]
+
+
+@pytest.mark.parametrize("argv, msg", [(["--back-off", "-40"], "--back-off"), (["--limit", "0"], "--limit")])
+def test_bad_arguments_are_named(bench, capsys, argv, msg):
+    with pytest.raises(SystemExit):
+        bench.main(argv)
+    assert msg in capsys.readouterr().err
