@@ -30,23 +30,23 @@ SAMPLE_RATE = 16000
 JOIN_S, TAIL_S = 0.5, 0.3
 
 
-def leaks(transcript: str, before: str, after: str) -> bool:
-    """The transcript at a pause ends on the word after it (``after``'s first word, or a start of
-    it of two letters or more), not on the word before it (``before``'s last)."""
-    from fdenv.train.turn_end import bare_words
-
-    heard, said, next_ = bare_words(transcript), bare_words(before), bare_words(after)
-    if not heard or not next_ or (said and heard[-1] == said[-1]):
-        return False
-    return heard[-1] == next_[0] or (len(heard[-1]) >= 2 and next_[0].startswith(heard[-1]))
-
-
 def whole(transcript: str, before: str) -> bool:
     """The transcript at a pause ends on the word said before it (``before``'s last)."""
     from fdenv.train.turn_end import bare_words
 
     heard, said = bare_words(transcript), bare_words(before)
     return bool(heard) and bool(said) and heard[-1] == said[-1]
+
+
+def leaks(transcript: str, before: str, after: str) -> bool:
+    """The transcript at a pause ends on the word after it (``after``'s first word, or a start of
+    it of two letters or more), not on the word said before it."""
+    from fdenv.train.turn_end import bare_words
+
+    heard, next_ = bare_words(transcript), bare_words(after)
+    if not heard or not next_ or whole(transcript, before):
+        return False
+    return heard[-1] == next_[0] or (len(heard[-1]) >= 2 and next_[0].startswith(heard[-1]))
 
 
 def prefixes(pieces: list[np.ndarray], back_off_ms: float) -> list[np.ndarray]:
