@@ -88,6 +88,59 @@ def test_turn_pieces_are_cut_at_word_boundaries_with_word_times(espeak):
     assert Renderer("espeak", SR).words(texts[1], "en-us+f4") == espeak.words(texts[1], "en-us+f4")
 
 
+class _EarlyVoice:
+    """A back end that sounds each word 60 ms before the time it reports, with 30 ms between two
+    words (as Kokoro does; its gap is 25-100 ms): piece i's words are tones at ``HZ[i]``."""
+
+    name, version, sample_rate, onset_lead_s = "early", "1", SR, 0.06
+    HZ = (300.0, 1200.0)
+    WORD_S, GAP_S, EARLY_S = 0.25, 0.03, 0.06
+
+    def voices(self):
+        return ("v",)
+
+    def synthesize_words(self, pieces, voice):
+        x = np.zeros(int(SR * (0.2 + (self.WORD_S + self.GAP_S) * sum(len(p.split()) for p in pieces))), np.float32)
+        spans, t = [], 0.1
+        for hz, piece in zip(self.HZ, pieces):
+            spans.append([])
+            for _ in piece.split():
+                a, b = int(t * SR), int((t + self.WORD_S) * SR)
+                x[a:b] = 0.3 * np.sin(2 * np.pi * hz * np.arange(b - a) / SR)
+                late = int(self.EARLY_S * SR)
+                spans[-1].append((a + late, b + late))
+                t += self.WORD_S + self.GAP_S
+        return x, spans
+
+
+def _tone_share(x, hz):
+    spec = np.abs(np.fft.rfft(x)) ** 2
+    f = np.fft.rfftfreq(len(x), 1 / SR)
+    return spec[np.abs(f - hz) < 60].sum() / spec.sum()
+
+
+@pytest.mark.parametrize("lead_s, leaks", [(0.06, False), (0.0, True)])
+def test_the_piece_before_a_pause_holds_none_of_the_next_word(tmp_path, monkeypatch, lead_s, leaks):
+    """A voice that sounds its words before their reported times (Kokoro's, by some 60 ms) is cut
+    that much before the reported end of the word before the pause; cut at the reported times
+    (``onset_lead_s`` 0), the next word's tone sounds in the piece before the pause."""
+    monkeypatch.setattr(_EarlyVoice, "onset_lead_s", lead_s)
+    before, after = Renderer(_EarlyVoice(), SR, cache_dir=tmp_path).turn(["one two", "three four"], "v")
+    assert bool(_tone_share(before.audio, _EarlyVoice.HZ[1]) > 0.01) is leaks
+    assert _tone_share(after.audio, _EarlyVoice.HZ[0]) < 0.01
+    said = 2 * _EarlyVoice.WORD_S + _EarlyVoice.GAP_S  # the word before the pause is kept whole
+    assert len(before.audio) / SR == pytest.approx(said, abs=0.02 if not leaks else 0.08)
+
+
+def test_a_cut_never_comes_before_the_word_before_it_starts():
+    from fdenv.render.renderer import _boundary
+
+    assert _boundary([(0, 100), (120, 400)], [(450, 700)], lead=60) == 340  # 60 before its end
+    assert _boundary([(0, 100), (360, 400)], [(450, 700)], lead=60) == 360  # its start at most
+    assert _boundary([(0, 100), (120, 400)], [(390, 700)], lead=0) == 390    # the next word sooner
+    assert _boundary([(0, 100), (120, 400)], [(400, 700)], lead=0) == 400    # espeak: one instant
+
+
 def test_one_level_per_turn(espeak):
     texts = ["Well I suppose we could", "go.", "Or maybe we should just stay at home and cook something nice"]
     pieces = espeak.turn(texts, "en-gb+f2")

@@ -3,7 +3,8 @@ of every word, cached.
 
 A turn is synthesised in one piece (``turn``): the words before a ``[pause=S]`` keep the
 prosody of a phrase that goes on, not an utterance's final fall. The pieces are cut at the word
-boundary the back end reports (espeak-ng's word events, Kokoro's phoneme durations), trimmed,
+boundary the back end reports (espeak-ng's word events, Kokoro's phoneme durations; Kokoro's
+``onset_lead_s`` earlier, as its voices sound a word before its aligned time), trimmed,
 and their inner silences longer than ``process.MAX_GAP_S`` shortened; one gain serves the whole
 turn. The scheduler then places the pieces with the script's silences between them, so pause
 times stay exact.
@@ -14,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import sys
 from dataclasses import dataclass
 
 import numpy as np
@@ -82,9 +84,16 @@ class Renderer:
 
     @property
     def _turn_version(self) -> str:
-        """The back end's version of how it speaks turns of several pieces ("" if it has none): a
-        change that reaches those turns only, so one-piece clips keep their cache keys."""
-        return getattr(self.backend, "turn_version", "")
+        """The back end's version of how it speaks turns of several pieces ("" if it has none) and
+        the lead its cuts allow for: a change that reaches those turns only, so one-piece clips
+        keep their cache keys."""
+        lead = self._onset_lead_s
+        return getattr(self.backend, "turn_version", "") + (f"; onset lead {lead:g} s" if lead else "")
+
+    @property
+    def _onset_lead_s(self) -> float:
+        """How long before a word's reported start the back end's voice may already sound it."""
+        return float(getattr(self.backend, "onset_lead_s", 0.0))
 
     @property
     def version(self) -> str:
@@ -131,8 +140,12 @@ class Renderer:
         x = resample(native, sr_in, sr)
         scale = sr / sr_in
         words = [[(int(round(a * scale)), int(round(b * scale))) for a, b in ws] for ws in words]
-        # Cut between the pieces where the next piece's first word starts.
-        cuts = [0] + [min(len(x), ws[0][0]) if ws else len(x) for ws in words[1:]] + [len(x)]
+        # Cut between the pieces where the last word before the boundary ends: a cut at the next
+        # word's start left that word's onset before the pause (Kokoro gives the gap between two
+        # words to the second, and its voices sound a word before their aligned times), and the
+        # recogniser wrote it ("I didn't [pause] know" heard as "I didn't know.").
+        lead = int(round(self._onset_lead_s * sr))
+        cuts = [0] + [min(len(x), _boundary(prev, nxt, lead)) for prev, nxt in zip(words[:-1], words[1:])] + [len(x)]
         cuts = list(np.maximum.accumulate(cuts))
         out = []
         for i, ws in enumerate(words):
@@ -185,6 +198,21 @@ class Renderer:
 
 def _words(text: str, times: np.ndarray) -> tuple[Word, ...]:
     return tuple(Word(w, float(times[2 * i]), float(times[2 * i + 1])) for i, w in enumerate(text.split()))
+
+
+def _boundary(before: list[tuple[int, int]], after: list[tuple[int, int]], lead: int) -> int:
+    """The sample where two pieces of a turn part: the aligned end of the last word before the
+    boundary (the start of the first word after, where that comes sooner), ``lead`` samples
+    earlier for a voice that sounds its words before their aligned times, but never before that
+    last word's aligned start."""
+    if not after:
+        return sys.maxsize
+    at = after[0][0]
+    if not before:
+        return at
+    start, end = before[-1]
+    at = min(at, end)
+    return max(at - lead, min(at, start))
 
 
 def _synthesize_words(backend, texts: list[str], voice: str):
