@@ -182,7 +182,10 @@ def test_kokoro_turns_voices_and_silences(tmp_path, monkeypatch):
     pieces = r.turn(texts, "kk02")
     assert [[w.text for w in p.words] for p in pieces] == [t.split() for t in texts]
     assert all(longest_inner_silence(p.audio, SR) <= MAX_GAP_S for p in pieces)
-    assert pieces[1].words[0].start < 0.08  # cut where the next piece's first word starts
+    # cut onset_lead_s before the aligned end of the word before: the next piece's first word is
+    # aligned that lead and Kokoro's 25-100 ms gap between words into it
+    assert pieces[1].words[0].start < r.backend.onset_lead_s + 0.1
+    assert pieces[0].words[-1].end == pytest.approx(len(pieces[0].audio) / SR, abs=0.01)
     # more speakers than the five styles, and the blends differ from their styles in F0
     assert len(r.voices) >= 15
     f0 = {v: np.nanmedian(f0_track(r.clip("Shall we order pizza for everyone tonight?", v), SR)[1])

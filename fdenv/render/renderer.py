@@ -141,9 +141,9 @@ class Renderer:
         scale = sr / sr_in
         words = [[(int(round(a * scale)), int(round(b * scale))) for a, b in ws] for ws in words]
         # Cut between the pieces where the last word before the boundary ends: a cut at the next
-        # word's start left that word's onset before the pause (Kokoro gives the gap between two
-        # words to the second, and its voices sound a word before their aligned times), and the
-        # recogniser wrote it ("I didn't [pause] know" heard as "I didn't know.").
+        # word's start left that word's onset before the pause (Kokoro aligns two words 25-100 ms
+        # apart, and its voices sound a word before its aligned time), and the recogniser wrote
+        # it ("I didn't [pause] know" heard as "I didn't know.").
         lead = int(round(self._onset_lead_s * sr))
         cuts = [0] + [min(len(x), _boundary(prev, nxt, lead)) for prev, nxt in zip(words[:-1], words[1:])] + [len(x)]
         cuts = list(np.maximum.accumulate(cuts))
