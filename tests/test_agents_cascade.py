@@ -626,6 +626,40 @@ def test_a_looping_decode_is_decoded_again_without_repeated_trigrams():
             assert decoder.calls[1] == {**decoder.calls[0], "no_repeat_ngram_size": 3}
 
 
+@pytest.mark.parametrize("text, looped", [
+    ("Should be the best, the best, the best, the half an hour.", True),  # car cabin, road noise
+    ("Good morning. Good morning. Good morning.", True),
+    ("No no NO!", True),
+    ("Could you tell me how long it takes to drive from here to Marrakesh?", False),
+    ("No, no, I meant the other one.", False),
+    ("I think, I think we should go.", False),
+    ("", False),
+])
+def test_a_short_loop_is_a_phrase_said_three_times_in_a_row(text, looped):
+    from fdenv_agents.cascade.asr import loops
+
+    assert loops(text) is looped
+
+
+def test_a_short_loop_is_decoded_again_though_its_compression_ratio_is_low():
+    from types import SimpleNamespace
+
+    from fdenv_agents.cascade.asr import WhisperTranscriber
+
+    calls = []
+
+    class Decoder:
+        def transcribe(self, audio, **options):
+            calls.append(options)
+            text = " Be the best, the best, the best." if len(calls) == 1 else " Be the best, the half."
+            return iter([SimpleNamespace(text=text, compression_ratio=1.2, words=None)]), None
+
+    recogniser = WhisperTranscriber()
+    recogniser._model = Decoder()
+    assert recogniser.transcribe(np.full(SR, 0.01, np.float32)) == "Be the best, the half."
+    assert len(calls) == 2 and calls[1] == {**calls[0], "no_repeat_ngram_size": 3}
+
+
 @pytest.mark.slow
 def test_whisper_does_not_loop_on_a_phrase_heard_in_road_noise():
     # A validation pause scene in the car cabin (road noise at 5 dB SNR, Kokoro's voices): greedy

@@ -12,8 +12,11 @@ quiet room's transcripts are unchanged. It only has to remove what is plainly no
 voice-agent builders give their STT, without which tiny.en hears "Aria" as "There we go".
 A decode that loops ("Good morning. Good morning. Good morning. ...": greedy decoding in road
 noise) is found by Whisper's own test of a failed decode, its text's gzip compression ratio
-above ``LOOP_COMPRESSION_RATIO``, and decoded once more with no trigram of tokens repeated. Whisper
-itself would sample again at a higher temperature, which is not deterministic.
+above ``LOOP_COMPRESSION_RATIO``, or, for a short loop whose ratio stays low ("... be the best,
+the best, the best, the half an hour."), a phrase of one to three words said three times in a
+row (``loops``; no scripted turn of the scene sets holds one), and decoded once more with no
+trigram of tokens repeated. Whisper itself would sample again at a higher temperature, which is
+not deterministic.
 ``enhance_db``: the audio is first noise-suppressed by DeepFilterNet3 (``enhance.py``), by at most
 that many dB; None (the default), heard as it is. Both decodes of the same audio (``transcribe``,
 then ``transcribe_words``) share one enhancement.
@@ -43,6 +46,15 @@ def name_prompt(name: str | None, fillers: bool = False) -> str | None:
 FILTER_THRESHOLD = 0.15  # speech probability under which faster-whisper's VAD filter drops audio
 LOOP_COMPRESSION_RATIO = 2.4  # Whisper's (and faster-whisper's) threshold of a too repetitive decode
 LOOP_NO_REPEAT_NGRAM = 3  # the second decode of a loop: no three tokens in a row repeated
+LOOP_PHRASE_WORDS = 3  # a phrase of at most this many words said three times in a row is a loop
+
+
+def loops(text: str) -> bool:
+    """Whether ``text`` says a phrase of 1 to ``LOOP_PHRASE_WORDS`` words three times in a row
+    (case and punctuation aside)."""
+    w = "".join(c if c.isalnum() or c in "' " else " " for c in text.lower()).split()
+    return any(w[i:i + n] == w[i + n:i + 2 * n] == w[i + 2 * n:i + 3 * n]
+               for n in range(1, LOOP_PHRASE_WORDS + 1) for i in range(len(w) - 3 * n + 1))
 
 
 class WhisperTranscriber:
@@ -95,7 +107,7 @@ class WhisperTranscriber:
                       vad_filter=True, vad_parameters={"threshold": self.filter_threshold},
                       initial_prompt=prompt or None, without_timestamps=True, word_timestamps=words)
         segs = list(self._model.transcribe(x, **decode)[0])
-        if any(s.compression_ratio > LOOP_COMPRESSION_RATIO for s in segs):
+        if any(s.compression_ratio > LOOP_COMPRESSION_RATIO for s in segs) or loops(" ".join(s.text for s in segs)):
             segs = list(self._model.transcribe(x, **decode, no_repeat_ngram_size=LOOP_NO_REPEAT_NGRAM)[0])
         return segs
 
