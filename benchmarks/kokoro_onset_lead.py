@@ -33,12 +33,12 @@ def onset_lead_ms(audio: np.ndarray, sr: int, first_word_start: int) -> float:
 
 
 def turn_texts(n: int) -> list[str]:
-    """The first ``n`` human turns of the validation pause scenes, their pieces joined."""
+    """The first ``n`` human turns of the validation pause scenes, as spoken (no markers)."""
     from fdenv.scene.sets import load_set
 
     out = []
     for scene in load_set("pause", "val"):
-        out += [" ".join(p.text for p in turn.pieces) for turn in scene.turns]
+        out += [turn.spoken_text for turn in scene.turns]
         if len(out) >= n:
             return out[:n]
     return out

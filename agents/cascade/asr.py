@@ -51,8 +51,10 @@ LOOP_PHRASE_WORDS = 3  # a phrase of at most this many words said three times in
 
 def loops(text: str) -> bool:
     """Whether ``text`` says a phrase of 1 to ``LOOP_PHRASE_WORDS`` words three times in a row
-    (case and punctuation aside)."""
-    w = "".join(c if c.isalnum() or c in "' " else " " for c in text.lower()).split()
+    (its words as the scorer compares them: case and punctuation aside)."""
+    from fdenv.score.text import normalise
+
+    w = normalise(text)
     return any(w[i:i + n] == w[i + n:i + 2 * n] == w[i + 2 * n:i + 3 * n]
                for n in range(1, LOOP_PHRASE_WORDS + 1) for i in range(len(w) - 3 * n + 1))
 
