@@ -7,8 +7,9 @@ Greedy decoding at temperature 0 sometimes loops in road noise ("Good morning. G
 morning. ..."); a loop reads as a finished sentence, so the turn detector answers a pause at once.
 The files are ``python -m fdenv.cli.turn_end collect --words``'s (say, the same scenes collected
 before and after the recogniser decodes a loop again). Per file: its judged silences, how many of
-their transcripts loop by Whisper's own test of a failed decode (gzip compression ratio above
-``LOOP_COMPRESSION_RATIO``) and in which scenes; with ``--checkpoint``, the turn detector's rule at
+their transcripts loop, by the two tests after which the recogniser decodes again (Whisper's own
+test of a failed decode, gzip compression ratio above ``LOOP_COMPRESSION_RATIO``, and a phrase of
+a few words said three times in a row, ``fdenv_agents.cascade.asr.loops``), and in which scenes; with ``--checkpoint``, the turn detector's rule at
 ``--threshold`` per scene set (the share of not-to-answer silences answered early / of the
 assistant's answered early, at a median silence). Deterministic; plays nothing.
 """
@@ -23,12 +24,14 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 
 def loops(text: str) -> bool:
-    """Whether a transcript fails Whisper's test of a decode that repeats itself."""
+    """Whether a transcript repeats itself as the recogniser's second decode is for: too well
+    compressed by Whisper's test, or a short phrase said three times in a row."""
     from faster_whisper.transcribe import get_compression_ratio
 
     from fdenv_agents.cascade.asr import LOOP_COMPRESSION_RATIO
+    from fdenv_agents.cascade.asr import loops as short_loop
 
-    return bool(text) and get_compression_ratio(text) > LOOP_COMPRESSION_RATIO
+    return bool(text) and (get_compression_ratio(text) > LOOP_COMPRESSION_RATIO or short_loop(text))
 
 
 def report(path: Path, model=None, threshold: float | None = None) -> str:

@@ -1,5 +1,6 @@
-"""``benchmarks/asr_loops.py``: transcripts that loop, counted by Whisper's own test (gzip
-compression ratio), per ``collect`` file, and the turn detector's rule on them."""
+"""``benchmarks/asr_loops.py``: transcripts that loop, counted by the recogniser's two tests (Whisper's
+gzip compression ratio, a short phrase said three times), per ``collect`` file, and the turn
+detector's rule on them."""
 
 from __future__ import annotations
 
@@ -26,6 +27,15 @@ def test_whispers_test_finds_the_loops_not_the_sentences(bench):
     assert not bench.loops("Good morning. I'd like to look at people. Good morning!")
     assert not bench.loops("Could you tell me about the history of trains, and of the trains before them?")
     assert not bench.loops("")
+
+
+def test_a_short_loop_whispers_test_misses_is_counted_too(bench):
+    from faster_whisper.transcribe import get_compression_ratio
+
+    short = "Should be the best, the best, the best, the half an hour."
+    assert get_compression_ratio(short) < 2.4  # Whisper's test alone would pass it
+    assert bench.loops(short)
+    assert not bench.loops("The best is yet to come, the best of all.")
 
 
 def test_each_file_says_how_many_transcripts_loop_and_where(bench, tmp_path, capsys):
