@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import inspect
 import json
 import os
 import threading
@@ -65,12 +66,29 @@ class _LoopThread:
         if self.loop.is_closed() or not self.thread.is_alive():
             coro.close()  # it would never run: close it rather than leave it unawaited
             raise RemoteAgentError("the connection's event loop has stopped")
-        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)
+        future = asyncio.run_coroutine_threadsafe(coro, self.loop)
+        try:
+            return future.result(timeout)
+        except BaseException:
+            future.cancel()
+            if inspect.getcoroutinestate(coro) == inspect.CORO_CREATED:
+                coro.close()  # the loop never got to it (busy, then stopped): nothing is left unawaited
+            raise
 
     def stop(self):
         if self.loop.is_running():
             self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join(timeout=2.0)
+        if self.thread.is_alive() or self.loop.is_closed():
+            return
+        # Tasks the loop stopped before finishing are cancelled and unwound, as asyncio.run does,
+        # so that none is collected pending (and warned about) in whatever code runs later.
+        pending = asyncio.all_tasks(self.loop)
+        for task in pending:
+            task.cancel()
+        if pending:
+            self.loop.run_until_complete(asyncio.wait(pending, timeout=1.0))
+        self.loop.close()
 
 
 class StreamResampler:

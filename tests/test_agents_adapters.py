@@ -356,3 +356,37 @@ def test_a_call_after_the_event_loop_stopped_fails_and_leaves_no_coroutine_unawa
         del coro
         gc.collect()
     assert not [w for w in caught if "never awaited" in str(w.message) and never.__qualname__ in str(w.message)]
+
+
+def test_a_call_that_times_out_as_the_loop_stops_leaves_no_coroutine_unawaited(caplog):
+    """A close that times out while the loop is busy, with the loop then stopped before it gets to
+    the coroutine (as ``close`` does: ``close_connection``, then ``stop``), used to leave that
+    coroutine never started; Python warned at garbage collection, in whichever test ran then."""
+    import gc
+    import warnings
+
+    from fdenv_agents.realtime import _LoopThread
+
+    lt = _LoopThread("test-loop")
+
+    async def busy():
+        time.sleep(0.3)  # holds the loop, as a stuck websocket write would
+
+    async def never():
+        return 1
+
+    asyncio.run_coroutine_threadsafe(busy(), lt.loop)
+    time.sleep(0.05)
+    lt.loop.call_soon_threadsafe(lt.loop.stop)  # the stop is queued before the call's coroutine
+    gc.collect()
+    coro = never()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with pytest.raises(TimeoutError):
+            lt.call(coro, 0.05)
+        lt.stop()
+        assert not lt.thread.is_alive()
+        del coro, lt  # the loop and what it still holds go now, not in a later test
+        gc.collect()
+    assert not [w for w in caught if "never awaited" in str(w.message) and never.__qualname__ in str(w.message)]
+    assert "destroyed but it is pending" not in caplog.text
