@@ -9,9 +9,10 @@ The files are ``python -m fdenv.cli.turn_end collect --words``'s (say, the same 
 before and after the recogniser decodes a loop again). Per file: its judged silences, how many of
 their transcripts loop, by the two tests after which the recogniser decodes again (Whisper's own
 test of a failed decode, gzip compression ratio above ``LOOP_COMPRESSION_RATIO``, and a phrase of
-a few words said three times in a row, ``fdenv_agents.cascade.asr.loops``), and in which scenes; with ``--checkpoint``, the turn detector's rule at
-``--threshold`` per scene set (the share of not-to-answer silences answered early / of the
-assistant's answered early, at a median silence). Deterministic; plays nothing.
+a few words said three times in a row, ``fdenv_agents.cascade.asr.loops``), and in which scenes;
+with ``--checkpoint``, the turn detector's rule at ``--threshold`` per scene set (the share of
+not-to-answer silences answered early / of the assistant's answered early, at a median silence).
+Deterministic; plays nothing.
 """
 
 from __future__ import annotations

@@ -32,8 +32,10 @@ def test_whispers_test_finds_the_loops_not_the_sentences(bench):
 def test_a_short_loop_whispers_test_misses_is_counted_too(bench):
     from faster_whisper.transcribe import get_compression_ratio
 
+    from fdenv_agents.cascade.asr import LOOP_COMPRESSION_RATIO
+
     short = "Should be the best, the best, the best, the half an hour."
-    assert get_compression_ratio(short) < 2.4  # Whisper's test alone would pass it
+    assert get_compression_ratio(short) < LOOP_COMPRESSION_RATIO  # Whisper's test alone would pass it
     assert bench.loops(short)
     assert not bench.loops("The best is yet to come, the best of all.")
 
