@@ -29,10 +29,9 @@ def loops(text: str) -> bool:
     compressed by Whisper's test, or a short phrase said three times in a row."""
     from faster_whisper.transcribe import get_compression_ratio
 
-    from fdenv_agents.cascade.asr import LOOP_COMPRESSION_RATIO
-    from fdenv_agents.cascade.asr import loops as short_loop
+    from fdenv_agents.cascade.asr import decode_loops
 
-    return bool(text) and (get_compression_ratio(text) > LOOP_COMPRESSION_RATIO or short_loop(text))
+    return bool(text) and decode_loops(text, [get_compression_ratio(text)])  # the text as one segment
 
 
 def report(path: Path, model=None, threshold: float | None = None) -> str:

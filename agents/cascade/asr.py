@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Iterable
 
 import numpy as np
 
@@ -57,6 +58,12 @@ def loops(text: str) -> bool:
     w = normalise(text)
     return any(w[i:i + n] == w[i + n:i + 2 * n] == w[i + 2 * n:i + 3 * n]
                for n in range(1, LOOP_PHRASE_WORDS + 1) for i in range(len(w) - 3 * n + 1))
+
+
+def decode_loops(text: str, compression_ratios: Iterable[float]) -> bool:
+    """Whether a decode repeats itself, so that it is decoded again: a segment fails Whisper's own
+    test (``compression_ratios``, one per segment), or ``text`` says a short phrase three times."""
+    return any(r > LOOP_COMPRESSION_RATIO for r in compression_ratios) or loops(text)
 
 
 class WhisperTranscriber:
@@ -109,7 +116,7 @@ class WhisperTranscriber:
                       vad_filter=True, vad_parameters={"threshold": self.filter_threshold},
                       initial_prompt=prompt or None, without_timestamps=True, word_timestamps=words)
         segs = list(self._model.transcribe(x, **decode)[0])
-        if any(s.compression_ratio > LOOP_COMPRESSION_RATIO for s in segs) or loops(" ".join(s.text for s in segs)):
+        if decode_loops(" ".join(s.text for s in segs), (s.compression_ratio for s in segs)):
             segs = list(self._model.transcribe(x, **decode, no_repeat_ngram_size=LOOP_NO_REPEAT_NGRAM)[0])
         return segs
 
