@@ -9,7 +9,8 @@ transcript that stops on a closed-class word ("What's a good exercise for?"), tr
 The model already reads those cues (``fdenv.train.turn_end.features``: the closed-class last word,
 the ellipsis, the hyphen among the final marks), but as terms of a sum: a long enough silence or a
 confident recogniser outweighs them, and the model answers a phrase cut by a pause. The rule makes
-them a veto: such a silence is left to the agent's endpoint. Each file group (``--val`` pooled,
+them a veto (``TurnEndModel.hold_unfinished``, ``calibrate --hold-unfinished``): such a silence is
+left to the agent's endpoint. Each file group (``--val`` pooled,
 each ``--heldout`` file alone) is played at the checkpoint's own threshold without and with the
 rule: the pause scenes with a not-to-answer silence answered early, the assistant's turn ends
 answered early and after what median silence, and how many of those turn ends the rule would
@@ -33,46 +34,31 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 SETS = ("pause", "turn_taking")
 
 
-def unfinished(text: str) -> bool:
-    """The transcript stops where a sentence cannot: on a closed-class word, trailing off, or in a
-    cut word."""
-    from fdenv.train.turn_end import ELLIPSES, FUNCTION_WORDS, bare_words
+def held(model, hold: bool):
+    """``model`` with the rule (``TurnEndModel.hold_unfinished``) on or off, its weights shared."""
+    import copy
 
-    words = bare_words(text)
-    text = text.strip()
-    return bool(words) and (words[-1] in FUNCTION_WORDS or text.endswith(ELLIPSES) or text.endswith("-"))
-
-
-class Held:
-    """A turn-end model with the rule: P 0 at every frame of a silence after unfinished words, so
-    that ``fdenv.cli.turn_end``'s play and threshold pick (which read ``text_logit`` and
-    ``prob_after`` alone) see it as the agent would play it."""
-
-    def __init__(self, model):
-        self.model = model
-
-    def text_logit(self, text: str, *heard) -> float:
-        return -np.inf if unfinished(text) else self.model.text_logit(text, *heard)
-
-    def prob_after(self, text_logit: float, silence_s: float) -> float:
-        return 0.0 if text_logit == -np.inf else self.model.prob_after(text_logit, silence_s)
+    model = copy.copy(model)
+    model.hold_unfinished = hold
+    return model
 
 
 def played(model, rows: list[dict], threshold: float, veto: bool) -> str:
     """The table cells of ``rows`` played at ``threshold``, with or without the rule."""
     from fdenv.cli.turn_end import FRAME_S, pause_scenes_taken, play, silence_probs
+    from fdenv.train.turn_end import unfinished
 
-    model = Held(model) if veto else model
+    model = held(model, veto)
     probs = silence_probs(model, rows)
     pauses = [(r, p) for r, p in zip(rows, probs) if r["set"] == "pause"]
     taken, scenes = pause_scenes_taken([r for r, _ in pauses], [p for _, p in pauses], threshold)
     ends = [(r, p) for r, p in zip(rows, probs) if r["set"] == "turn_taking" and r["labels"][0] == 1]
     answered = play(model, [r for r, _ in ends], threshold, [p for _, p in ends])
     at = [float(r["silence_s"]) + first * FRAME_S for (r, _), (first, _) in zip(ends, answered) if first is not None]
-    held = sum(unfinished(r["text"]) for r, _ in ends)
+    holds = sum(unfinished(r["text"]) for r, _ in ends)
     median = f"{np.median(at):.2f} s" if at else "-"
     return (f"{len(taken)}/{scenes}" + (f" ({', '.join(taken)})" if taken else "") +
-            f" | {len(at)}/{len(ends)} at {median} | {held if veto else '-'}")
+            f" | {len(at)}/{len(ends)} at {median} | {holds if veto else '-'}")
 
 
 def main(argv=None) -> None:
@@ -94,7 +80,7 @@ def main(argv=None) -> None:
 
     if args.pick_on:
         picked = rows_of(args.pick_on)
-        thresholds = {veto: pick_threshold(Held(model) if veto else model, picked, args.max_early, group=by_set)
+        thresholds = {veto: pick_threshold(held(model, veto), picked, args.max_early, group=by_set)
                       for veto in (False, True)}
         print(f"{args.checkpoint}, each rule at the threshold picked on {', '.join(p.name for p in args.pick_on)}: "
               f"{thresholds[False]:.2f} as it is, {thresholds[True]:.2f} with unfinished words held")

@@ -77,6 +77,18 @@ def test_the_words_decide_a_cut_off_sentence_waits_a_question_is_answered_at_onc
     assert final.end <= judged[1]["frame"] * 0.08 <= final.end + 0.5
 
 
+def test_a_model_that_holds_unfinished_words_leaves_their_silence_to_the_endpoint():
+    """Sure that every turn is over, but holding: the context cut on "the" is not answered in the
+    1.0 s gap; the question, whose words are finished, is answered at the short silence."""
+    cut = "I was reading about railways and the"
+    sure = TurnEndModel(np.zeros(N_FEATURES), 50.0, threshold=0.5, hold_unfinished=True)
+    agent, on, ctx, final = play(sure, [cut, QUESTION])
+    assert not [t for t in on if ctx.end < t < final.start], "answered a sentence cut off on 'the'"
+    first = [t for t in on if t > final.end][0]
+    assert 0.25 <= first - final.end <= 0.5, first - final.end
+    assert [j["p"] for j in agent.stats()["judged"]] == [0.0, 1.0]
+
+
 def test_registered_with_its_knobs_in_config_and_bad_knobs_named():
     assert AGENTS["turn_detector"] is TurnDetectorAgent
     a = make_agent("turn_detector", turn_end_model=constant(0.0), threshold=0.3, transcriber=FixedTranscriber([]))

@@ -124,6 +124,39 @@ def test_checkpoints_round_trip_and_refuse_other_files(tmp_path):
         te.load(tmp_path / "steps.json")
 
 
+@pytest.mark.parametrize("text, held", [
+    ("What's a good exercise for?", True),        # a closed-class last word, whatever the mark
+    ("I'd like to book a table for...", True),    # trailing off
+    ("We need ideas for g-", True),               # a cut word
+    ("Um", True),
+    ("Could you add milk?", False),
+    ("Could you give me?", False),                # unfinished, but not by its form: the rule's limit
+    ("I'd like to start.", False),
+    ("", False),                                  # nothing heard: not the rule's to judge
+])
+def test_unfinished_reads_the_form_of_the_transcripts_end(text, held):
+    assert te.unfinished(text) is held
+
+
+def test_a_model_that_holds_unfinished_words_never_answers_after_them_and_round_trips(tmp_path):
+    sure = te.TurnEndModel(np.zeros(te.N_FEATURES), 50.0, threshold=0.5)
+    holding = te.TurnEndModel(np.zeros(te.N_FEATURES), 50.0, threshold=0.5, hold_unfinished=True)
+    for silence_s in (0.25, 1.0, 3.0):
+        assert sure.prob("What's a good exercise for?", silence_s=silence_s) == 1.0
+        assert holding.prob("What's a good exercise for?", silence_s=silence_s) == 0.0
+        assert holding.prob("Could you add milk?", silence_s=silence_s) == sure.prob("Could you add milk?",
+                                                                                      silence_s=silence_s)
+    assert holding.text_logit("I'd like a table for...") == -np.inf
+    sure.save(tmp_path / "sure.json")
+    holding.save(tmp_path / "holding.json")
+    assert "hold_unfinished" not in json.loads((tmp_path / "sure.json").read_text())  # older files unchanged
+    assert te.load(tmp_path / "holding.json").hold_unfinished and not te.load(tmp_path / "sure.json").hold_unfinished
+    data = json.loads((tmp_path / "holding.json").read_text())
+    (tmp_path / "bad.json").write_text(json.dumps({**data, "hold_unfinished": "yes"}))
+    with pytest.raises(ValueError, match=r"bad\.json: turn-end model: hold_unfinished='yes'"):
+        te.load(tmp_path / "bad.json")
+
+
 @pytest.mark.parametrize("name", sorted(te.SHIPPED))
 def test_the_shipped_checkpoints_load_with_a_threshold_chosen_on_validation(name):
     m = te.load(te.checkpoint_path(name))
@@ -892,3 +925,26 @@ def test_calibrate_for_an_agent_that_hears_enhanced_turns(tmp_path):
     from fdenv_agents.cascade import TurnDetectorAgent
 
     assert TurnDetectorAgent(checkpoint=str(tmp_path / "e.json")).config()["enhance_db"] == 12.0
+
+
+def test_calibrate_with_unfinished_words_held_picks_the_threshold_so_and_writes_the_hold(tmp_path, capsys):
+    """The noisy room's pause stops on "for": held, it cannot be answered early, so only the quiet
+    room's pause (P 0.119 at most) bounds the pick; the written checkpoint holds, and says so."""
+    quiet, noisy = _calibration_files(tmp_path)
+    for path, text in ((quiet, "I'd like to start."), (noisy, "What's a good exercise for")):
+        rows = cli.read_lines(path)
+        write_lines(path, [{**rows[0], "text": text}, *rows[1:]])  # their pauses' words, "a" before
+    plain = cli.calibrate_main(tmp_path / "m.json", [quiet, noisy], max_early=0.0, log=lambda x: None)
+    held = cli.calibrate_main(tmp_path / "m.json", [quiet, noisy], max_early=0.0, out=tmp_path / "h.json",
+                              log=lambda x: None, hold_unfinished=True)
+    assert plain["threshold"] == 0.51 and not plain["hold_unfinished"]
+    assert held["threshold"] == 0.12 and held["hold_unfinished"]
+    h = te.load(tmp_path / "h.json")
+    assert h.hold_unfinished and h.threshold == 0.12 and h.meta["calibration"]["hold_unfinished"] is True
+    # and back: a holding checkpoint calibrated without the hold
+    off = cli.calibrate_main(tmp_path / "h.json", [quiet, noisy], max_early=0.0, log=lambda x: None,
+                             hold_unfinished=False)
+    assert off["threshold"] == 0.51 and not off["hold_unfinished"]
+    cli.main(["calibrate", "--checkpoint", str(tmp_path / "m.json"), "--val", str(quiet), str(noisy),
+              "--max-early", "0", "--hold-unfinished"])
+    assert capsys.readouterr().out.splitlines()[-1].endswith("silences after unfinished words held")

@@ -510,7 +510,8 @@ def made_with(meta: dict) -> dict:
 
 
 def calibrate_main(checkpoint, val, max_early: float = 0.02, out: Path | None = None, sets=None,
-                   log=print, pooled: bool = False, enhance_db: float | None = None) -> dict:
+                   log=print, pooled: bool = False, enhance_db: float | None = None,
+                   hold_unfinished: bool | None = None) -> dict:
     """A checkpoint's threshold picked again on validation files, each a room of its own
     (``collect --condition``, or drawn rooms): the lowest at which, in every file and scene set,
     at most ``max_early`` of the not-to-answer silences are answered early. ``pooled``: the files
@@ -520,7 +521,9 @@ def calibrate_main(checkpoint, val, max_early: float = 0.02, out: Path | None = 
     checkpoint's agent is to hear each turn noise-suppressed by at most that many dB (the
     cascade's speech enhancement), whatever its training transcripts heard: the files must be
     collected so (``collect --enhance-db``), and the written checkpoint's ``meta.enhance_db`` says
-    so. Returns the summary."""
+    so. ``hold_unfinished``: the checkpoint is to hold (True) or not hold (False) the silences after
+    unfinished words (``TurnEndModel.hold_unfinished``), its threshold picked so; None keeps its
+    own. Returns the summary."""
     from ..train.turn_end import checkpoint_path, load
 
     model = load(checkpoint_path(checkpoint))
@@ -528,6 +531,8 @@ def calibrate_main(checkpoint, val, max_early: float = 0.02, out: Path | None = 
         from fdenv_agents.cascade.enhance import check_attenuation
 
         model.meta["enhance_db"] = check_attenuation(enhance_db, "--enhance-db")  # what its agent hears from now on
+    if hold_unfinished is not None:
+        model.hold_unfinished = hold_unfinished
     val = _paths(val)
     per_file = {path: lines_as_heard(model, [path], sets, "--val") for path in val}
     rows = [r for rs in per_file.values() for r in rs]
@@ -538,7 +543,7 @@ def calibrate_main(checkpoint, val, max_early: float = 0.02, out: Path | None = 
                          "collect validation the way its training data was (collect --asr, --filler-prompt, --enhance-db)")
     joint = pick_threshold(model, rows, max_early, group=by_set if pooled else by_file_and_set)
     summary = {"checkpoint": str(checkpoint), "threshold_before": model.threshold, "threshold": joint,
-               "max_early": max_early, "pooled": pooled, "files": {}}
+               "max_early": max_early, "pooled": pooled, "hold_unfinished": model.hold_unfinished, "files": {}}
     for path, rs in per_file.items():
         alone = pick_threshold(model, rs, max_early)
         at = {name: _rounded(rates(model, g, joint)) for name, g in by_set(rs).items()}
@@ -547,13 +552,15 @@ def calibrate_main(checkpoint, val, max_early: float = 0.02, out: Path | None = 
             f"{name}: {r['early_on_negatives']:.3f} of {r['negatives']} not-to-answer answered early, "
             f"{r['early_on_positives']:.2f} of {r['positives']} of the assistant's early" for name, r in at.items()))
     log(f"threshold {joint:.2f} (the checkpoint's own: {model.threshold:.2f}), at most {max_early} early in "
-        + ("the files together, per set" if pooled else "every file and set"))
+        + ("the files together, per set" if pooled else "every file and set")
+        + (", silences after unfinished words held" if model.hold_unfinished else ""))
     if out is not None:
         model.threshold = joint
         model.meta["calibration"] = {"val": ", ".join(path.name for path in val), "max_early": max_early,
                                      "threshold": joint, **({"pooled": True} if pooled else {}),
                                      **({"sets": list(sets)} if sets else {}),
-                                     **({"enhance_db": float(enhance_db)} if enhance_db is not None else {})}
+                                     **({"enhance_db": float(enhance_db)} if enhance_db is not None else {}),
+                                     **({"hold_unfinished": hold_unfinished} if hold_unfinished is not None else {})}
         out.parent.mkdir(parents=True, exist_ok=True)
         model.save(out)
     return summary
@@ -774,6 +781,10 @@ def main(argv=None) -> None:
     k.add_argument("--enhance-db", type=float, default=None, metavar="DB",
                    help="the checkpoint's agent hears each turn noise-suppressed by at most DB dB (files from "
                         "collect --enhance-db DB); the written checkpoint says so")
+    k.add_argument("--hold-unfinished", action=argparse.BooleanOptionalAction, default=None,
+                   help="never answer early after words that stop where a sentence cannot (a closed-class word, "
+                        "an ellipsis, a cut word), the threshold picked so; the written checkpoint says so "
+                        "(default: as the checkpoint is)")
     args = p.parse_args(argv)
     if args.cmd == "calibrate":
         for path in args.val:
@@ -783,7 +794,7 @@ def main(argv=None) -> None:
             p.error(f"--max-early {args.max_early}: expected a share in [0, 1)")
         try:
             calibrate_main(args.checkpoint, args.val, args.max_early, args.out, args.sets, pooled=args.pooled,
-                           enhance_db=args.enhance_db)
+                           enhance_db=args.enhance_db, hold_unfinished=args.hold_unfinished)
         except (ValueError, FileNotFoundError) as e:
             p.error(str(e))
     elif args.cmd == "collect":

@@ -79,6 +79,15 @@ def bare_words(text: str) -> list[str]:
     return [b for b in (w.strip(".,?!-\"'").lower() for w in text.split()) if b]
 
 
+def unfinished(text: str) -> bool:
+    """The transcript stops where a sentence cannot: on a closed-class word ("What's a good exercise
+    for?"), trailing off (Whisper's ellipsis) or in a cut word ("... ideas for g-"). A model that
+    ``hold_unfinished`` never answers early after it, whatever the other cues say."""
+    words = bare_words(text)
+    text = text.strip()
+    return bool(words) and (words[-1] in FUNCTION_WORDS or text.endswith(ELLIPSES) or text.endswith("-"))
+
+
 def silence_features(silence_s: float) -> np.ndarray:
     return (silence_s >= np.array(SILENCE_STEPS_S) - 1e-9).astype(np.float32)
 
@@ -263,7 +272,9 @@ class TurnEndModel:
     hears the sound of the turn's end (``uses_sound``), then ``N_CONFIDENCE`` for one that also
     reads the recogniser's confidence in the words (``uses_confidence``), then ``N_PITCH`` for one
     that also hears the pitch of the turn's end (``uses_pitch``), then ``N_SMART_TURN`` for one that
-    also hears Smart Turn (``uses_smart_turn``)."""
+    also hears Smart Turn (``uses_smart_turn``). ``hold_unfinished``: the words' closed-class end,
+    ellipsis and cut word are a veto rather than terms of the sum (``unfinished``): P is 0 through
+    such a silence, which is left to the agent's endpoint."""
 
     # the columns after the words' and silence's: (sound, confidence, pitch, smart turn) by their
     # count (each sum is distinct; checked below)
@@ -272,7 +283,7 @@ class TurnEndModel:
     assert len(LAYOUTS) == 16, "two column layouts have the same count"
 
     def __init__(self, weights: np.ndarray, bias: float, threshold: float = 0.5, meta: dict | None = None,
-                 sound_from: str = "microphone", pitch_from: str = "microphone"):
+                 sound_from: str = "microphone", pitch_from: str = "microphone", hold_unfinished: bool = False):
         weights = np.asarray(weights, np.float64)
         extra = weights.shape[0] - N_FEATURES if weights.ndim == 1 else None
         if extra not in self.LAYOUTS:
@@ -286,7 +297,9 @@ class TurnEndModel:
             raise ValueError(f"turn-end model: sound_from={sound_from!r}; expected one of {list(SOUND_SOURCES)}")
         if pitch_from not in SOUND_SOURCES:
             raise ValueError(f"turn-end model: pitch_from={pitch_from!r}; expected one of {list(SOUND_SOURCES)}")
-        self.sound_from, self.pitch_from = sound_from, pitch_from
+        if not isinstance(hold_unfinished, bool):
+            raise ValueError(f"turn-end model: hold_unfinished={hold_unfinished!r}; expected true or false")
+        self.sound_from, self.pitch_from, self.hold_unfinished = sound_from, pitch_from, hold_unfinished
         self.meta = dict(meta or {})
 
     def prob(self, text: str, named: bool = False, silence_s: float = 0.0, sound=None, words=None,
@@ -300,7 +313,10 @@ class TurnEndModel:
         ``uses_confidence`` the recogniser's confidence (``words``: its ``(word, probability)``
         pairs of ``text``), for one that ``uses_pitch`` the pitch's (``pitch``: a
         ``pitch_descriptor``), for one that ``uses_smart_turn`` Smart Turn's (``smart_turn``: its
-        probability, ``fdenv.train.smart_turn.smart_turn_probability``)."""
+        probability, ``fdenv.train.smart_turn.smart_turn_probability``). Minus infinity for a
+        model that ``hold_unfinished`` after ``unfinished`` words."""
+        if self.hold_unfinished and unfinished(text):
+            return -np.inf
         z = float(text_features(text, named) @ self.weights[:N_TEXT] + self.bias)
         at = N_FEATURES
         if self.uses_sound:
@@ -339,6 +355,7 @@ class TurnEndModel:
                                           **({"smart_turn": True} if self.uses_smart_turn else {}),
                                           **({"sound_from": self.sound_from} if self.sound_from != "microphone" else {}),
                                           **({"pitch_from": self.pitch_from} if self.pitch_from != "microphone" else {}),
+                                          **({"hold_unfinished": True} if self.hold_unfinished else {}),
                                           "meta": self.meta}, indent=1))
 
 
@@ -357,8 +374,12 @@ def load(path: str | Path) -> TurnEndModel:
     if data.get("silence_steps_s") != list(SILENCE_STEPS_S):
         raise ValueError(f"{path}: silence_steps_s={data.get('silence_steps_s')!r}, this fdenv uses "
                          f"{list(SILENCE_STEPS_S)}; retrain it")
-    return TurnEndModel(np.array(data["weights"]), data["bias"], data.get("threshold", 0.5), data.get("meta"),
-                        data.get("sound_from", "microphone"), data.get("pitch_from", "microphone"))
+    try:
+        return TurnEndModel(np.array(data["weights"]), data["bias"], data.get("threshold", 0.5), data.get("meta"),
+                            data.get("sound_from", "microphone"), data.get("pitch_from", "microphone"),
+                            data.get("hold_unfinished", False))
+    except ValueError as e:
+        raise ValueError(f"{path}: {e}") from None
 
 
 def fit(texts: list[str], named: list[bool], labels: list[int], silence_s: list[float] | None = None,
