@@ -213,6 +213,8 @@ def collect(split: str, out: Path, sets=SETS, limit: int | None = None, seed: in
             with mp.get_context("spawn").Pool(workers) as pool:
                 results = pool.imap(_play, tasks)
                 _write(results, f, len(tasks), log)
+                pool.close()  # let the workers exit on their own: a terminated one leaks its semaphores
+                pool.join()
         else:
             _write(map(_play, tasks), f, len(tasks), log)
     return len(tasks)
