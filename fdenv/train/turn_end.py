@@ -465,7 +465,8 @@ def fit_logistic(x: np.ndarray, y: np.ndarray, l2: float, sample_weight: np.ndar
 # "Three training seeds of the single-user model"), to measure how much the draw decides; and the
 # three again for an agent that hears each turn through the cascade's speech enhancement, their
 # weights unchanged, their thresholds picked on validation heard so (``calibrate --enhance-db``;
-# "Speech enhancement before the recogniser"); and the recipe fitted on a four times larger pool of
+# "Speech enhancement before the recogniser"), with the generator's 90 more validation pause
+# scenes ("The enhanced seeds at the larger validation's thresholds"); and the recipe fitted on a four times larger pool of
 # generated pause scenes, the scene sets weighed alike (``fit --balance-sets``), for an agent that
 # hears so ("A larger pool of training scenes, tried")
 SHIPPED = {"words": "turn_end.json", "single_user": "turn_end_single_user.json",
