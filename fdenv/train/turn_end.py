@@ -466,9 +466,9 @@ def fit_logistic(x: np.ndarray, y: np.ndarray, l2: float, sample_weight: np.ndar
 # three again for an agent that hears each turn through the cascade's speech enhancement, their
 # weights unchanged, their thresholds picked on validation heard so (``calibrate --enhance-db``;
 # "Speech enhancement before the recogniser"), with the generator's 90 more validation pause
-# scenes ("The enhanced seeds at the larger validation's thresholds"); and the recipe fitted on a four times larger pool of
-# generated pause scenes, the scene sets weighed alike (``fit --balance-sets``), for an agent that
-# hears so ("A larger pool of training scenes, tried")
+# scenes ("The enhanced seeds at the larger validation's thresholds"); and the recipe fitted on a
+# four times larger pool of generated pause scenes, the scene sets weighed alike (``fit
+# --balance-sets``), for an agent that hears so ("A larger pool of training scenes, tried")
 SHIPPED = {"words": "turn_end.json", "single_user": "turn_end_single_user.json",
            "single_user_seed1": "turn_end_single_user_seed1.json",
            "single_user_seed2": "turn_end_single_user_seed2.json",
