@@ -218,3 +218,34 @@ def test_reports_of_the_same_agent_are_merged_into_one_frontier(monkeypatch, tmp
     # the same point twice, with the same results, is kept once
     twice = fr.merge([json.loads((tmp_path / "sweep.json").read_text())] * 2)
     assert [p["setting"]["threshold"] for p in twice["anechoic"]["policy"]] == [0.5, 0.99]
+
+
+
+def test_targets_plots_the_merged_frontier(monkeypatch, tmp_path, capsys):
+    """``--plot PREFIX`` draws the merged frontier, one PNG per condition, every report's points in
+    it; a prefix in a folder that does not exist is refused before anything is read."""
+    from fdenv.train import frontier as fr
+
+    drawn = []
+    real_plot = fr.plot
+
+    def spy(res, folder, prefix="frontier"):
+        drawn.append(res)
+        return real_plot(res, folder, prefix)
+
+    monkeypatch.setattr(fr, "plot", spy)
+    sweep = _fake_frontier(monkeypatch)
+    fr.save(sweep([0.99, 0.5], [1000, 2000]), tmp_path / "sweep.json")
+    fr.save(sweep([0.9], []), tmp_path / "default.json")
+    (tmp_path / "plots").mkdir()
+    main(["targets", "--frontier", str(tmp_path / "sweep.json"), str(tmp_path / "default.json"), "--threshold", "0.9",
+          "--plot", str(tmp_path / "plots" / "mine")])
+    png = tmp_path / "plots" / "mine_anechoic.png"
+    assert f"plot: {png}" in capsys.readouterr().out
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and [p.name for p in png.parent.iterdir()] == [png.name]
+    assert [p["setting"]["threshold"] for p in drawn[0]["anechoic"]["policy"]] == [0.5, 0.9, 0.99]
+    with pytest.raises(SystemExit) as e:
+        main(["targets", "--frontier", str(tmp_path / "missing.json"), "--threshold", "0.9",
+              "--plot", str(tmp_path / "nowhere" / "mine")])
+    assert e.value.code == 2
+    assert re.search(r"--plot .*nowhere.*does not exist", capsys.readouterr().err)

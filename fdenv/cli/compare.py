@@ -117,7 +117,14 @@ def targets_main(argv) -> None:
     p.add_argument("--label", default="", help="a name for the rows, e.g. the training seed")
     p.add_argument("--check", choices=["point", "interval"], default=None,
                    help="exit 1 unless every target is met (by its estimate, or by its whole interval)")
+    p.add_argument("--plot", default=None, metavar="PREFIX",
+                   help="also plot the merged frontier, one figure per condition: PREFIX_<condition>.png "
+                        "(e.g. docs/turn_detector_mine)")
     args = p.parse_args(argv)
+    plot_prefix = Path(args.plot) if args.plot else None
+    if plot_prefix and not plot_prefix.parent.is_dir():
+        p.error(f"--plot {args.plot!r}: the folder {str(plot_prefix.parent)!r} does not exist; create it or give "
+                "another prefix")
     reports = [read_report(p, "--frontier", path) for path in args.frontier]
     try:
         report = reports[0] if len(reports) == 1 else fr.merge(reports)
@@ -131,6 +138,9 @@ def targets_main(argv) -> None:
     except ValueError as e:
         p.error(str(e))
     print(tg.markdown(judged, args.label))
+    if plot_prefix:
+        for path in fr.plot(report, plot_prefix.parent, prefix=plot_prefix.name):
+            print(f"plot: {path}")
     if args.check and not tg.all_met(judged, strict=args.check == "interval"):
         raise SystemExit(1)
 
