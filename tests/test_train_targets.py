@@ -220,7 +220,6 @@ def test_reports_of_the_same_agent_are_merged_into_one_frontier(monkeypatch, tmp
     assert [p["setting"]["threshold"] for p in twice["anechoic"]["policy"]] == [0.5, 0.99]
 
 
-
 def test_targets_plots_the_merged_frontier(monkeypatch, tmp_path, capsys):
     """``--plot PREFIX`` draws the merged frontier, one PNG per condition, every report's points in
     it; a prefix in a folder that does not exist is refused before anything is read."""
