@@ -1,0 +1,126 @@
+"""The single-user turn-end recipe on one draw of training data, with its knobs turned: each L2
+penalty of the fit at the threshold ``calibrate --pooled`` would pick, and how it plays.
+
+    python benchmarks/turn_end_recipe.py --train runs/seeds/train_s1.jsonl --val runs/rep/valp_s0.jsonl \\
+        --calibrate runs/rep/valbig_s0.jsonl runs/rep/val_s1.jsonl runs/rep/val_s2.jsonl \\
+        --heldout runs/rep/val_anechoic.jsonl runs/rep/val_office_noise_echo.jsonl runs/rep/val_car_cabin.jsonl \\
+        [--l2 0.3 1 3 10] [--without-sound] [--bag 10] [--drop-empty]
+
+The recipe (``python -m fdenv.cli.turn_end fit --sound --confidence``, then ``calibrate --pooled``)
+fits the words, the silence, the sound of the turn's end and the recogniser's confidence on the
+pause and turn-taking scenes' silences, keeps the penalty with the lowest per-frame log-loss on
+``--val``, and takes the lowest threshold at which at most ``--max-early`` of each scene set's
+not-to-answer silences in the ``--calibrate`` files together are answered early. A training seed
+changes the rooms and the humans' timings the training scenes are played in, and with them the
+model; this prints, per penalty, the log-loss, that threshold, and on the calibration files and
+each ``--heldout`` file: the pause scenes taken and the assistant's turn ends answered early, at a
+median silence (how soon the agent answers). ``--without-sound``: the words, silence and
+confidence alone. ``--bag B``: the mean weights of B fits on bootstrap resamples of the training
+scenes (one linear model, a variance-reducing average). ``--drop-empty``: training silences whose
+transcript holds no words are left out. Files are ``python -m fdenv.cli.turn_end collect --words``
+files. Deterministic.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+
+import numpy as np
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+SETS = ("pause", "turn_taking")
+
+
+def read(paths: list[Path], option: str) -> list[dict]:
+    """The pause and turn-taking silences of ``paths``, each with its sound and words as the
+    recipe hears them and its ``"file"``."""
+    from fdenv.cli.turn_end import as_heard, of_sets, read_lines
+
+    return of_sets([{**as_heard(row, "microphone"), "file": str(path)} for path in paths
+                    for row in read_lines(path, sound=True, words=True)], list(SETS), option)
+
+
+def fitted(rows: list[dict], l2: float, sound: bool, bag: int):
+    """The recipe's model on ``rows`` at penalty ``l2``; ``bag`` > 0: the mean of that many fits on
+    bootstrap resamples of the scenes (drawn from a fixed seed)."""
+    from fdenv.cli.turn_end import examples
+    from fdenv.train.turn_end import fit
+
+    def one(rs):
+        t, n, s, y, sd, w, *_ = examples(rs)
+        return fit(t, n, y, s, l2=l2, sounds=sd if sound else None, words=w)
+
+    if not bag:
+        return one(rows)
+    scenes: dict = {}
+    for r in rows:
+        scenes.setdefault(r["scene_id"], []).append(r)
+    ids = sorted(scenes)
+    rng = np.random.default_rng(0)
+    models = [one([r for i in rng.choice(len(ids), len(ids)) for r in scenes[ids[i]]]) for _ in range(bag)]
+    model = models[0]
+    model.weights = np.mean([m.weights for m in models], axis=0)
+    model.bias = float(np.mean([m.bias for m in models]))
+    return model
+
+
+def cell(model, rows: list[dict], threshold: float) -> str:
+    """Pause scenes taken, and the assistant's turn ends answered early at a median silence."""
+    from fdenv.cli.turn_end import pause_scenes_taken, rates, silence_probs
+
+    pauses = [r for r in rows if r["set"] == "pause"]
+    taken, scenes = pause_scenes_taken(pauses, silence_probs(model, pauses), threshold)
+    ends = rates(model, [r for r in rows if r["set"] == "turn_taking"], threshold)
+    answered = round(ends["early_on_positives"] * ends["positives"])
+    median = "-" if ends["median_silence_s"] is None else f"{ends['median_silence_s']:.2f} s"
+    return f"{len(taken)}/{scenes}; {answered}/{ends['positives']} at {median}"
+
+
+def main(argv=None) -> None:
+    from fdenv.cli.turn_end import L2S, by_set, log_loss, pick_threshold, silence_probs
+    from fdenv.train.turn_end import bare_words
+
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--train", nargs="+", required=True, type=Path)
+    ap.add_argument("--val", nargs="+", required=True, type=Path, help="picks the penalty (log-loss), as `fit --val`")
+    ap.add_argument("--calibrate", nargs="+", required=True, type=Path,
+                    help="picks the threshold, pooled, as `calibrate --pooled --val`")
+    ap.add_argument("--heldout", nargs="*", default=[], type=Path, help="each reported alone")
+    ap.add_argument("--l2", nargs="+", type=float, default=list(L2S), help=f"penalties (default: fit's, {L2S})")
+    ap.add_argument("--max-early", type=float, default=0.02, help="the threshold's budget, as calibrate's")
+    ap.add_argument("--without-sound", action="store_true")
+    ap.add_argument("--bag", type=int, default=0, metavar="B")
+    ap.add_argument("--drop-empty", action="store_true")
+    args = ap.parse_args(argv)
+    if args.bag < 0:
+        ap.error(f"--bag {args.bag}: the number of bootstrap fits, 0 (none) or more")
+    train = read(args.train, "--train")
+    if args.drop_empty:
+        train = [r for r in train if bare_words(r["text"])]
+    val, cal = read(args.val, "--val"), read(args.calibrate, "--calibrate")
+    held = {path.name: read([path], "--heldout") for path in args.heldout}
+    y = np.array([label for r in val for label in r["labels"]], np.float64)
+    print(f"{', '.join(p.name for p in args.train)}: {len(train)} training silences"
+          + (", without the sound" if args.without_sound else "") + (f", {args.bag} bootstrap fits averaged"
+                                                                       if args.bag else "")
+          + (", silences without words left out" if args.drop_empty else ""))
+    header = ["L2", "validation log-loss", "threshold",
+              "calibration: pause scenes taken; turn ends answered early, at", *held]
+    print("| " + " | ".join(header) + " |\n|" + "---|" * len(header))
+    rows = []
+    for l2 in args.l2:
+        model = fitted(train, l2, not args.without_sound, args.bag)
+        nll = log_loss(np.concatenate(silence_probs(model, val)), y)
+        threshold = pick_threshold(model, cal, args.max_early, group=by_set)
+        cells = [f"{nll:.4f}", f"{threshold:.2f}", *(cell(model, rs, threshold) for rs in (cal, *held.values()))]
+        rows.append((nll, l2, cells))
+    picked = min(rows)[1]  # the lowest log-loss, as fit picks
+    for _, l2, cells in rows:
+        print("| " + " | ".join([f"{l2:g}" + (" (the pick)" if l2 == picked else ""), *cells]) + " |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,96 @@
+"""``benchmarks/turn_end_recipe.py``: the single-user recipe on one training draw, each penalty at
+the threshold ``calibrate --pooled`` picks. Hand-made silences whose final mark mostly tells a
+pause ("...") from the assistant's turn end ("?"), with some of each the other way, so that the
+fit is not separable and the penalty matters."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from fdenv.cli import turn_end as cli
+from fdenv.train import turn_end as te
+
+from .helpers import benchmark, write_lines
+
+
+@pytest.fixture(scope="module")
+def bench():
+    return benchmark("turn_end_recipe")
+
+
+def _silences(n: int, seed: int, empty: int = 0) -> list[dict]:
+    """``n`` pauses (label 0, pause set) and ``n`` turn ends (label 1, turn-taking set); one in
+    five of each ends on the other's mark, and the recogniser
+    is surer of the turn ends' last word, mostly; the first ``empty`` turn ends heard as no words."""
+    rng = np.random.default_rng(seed)
+    sound = np.zeros((te.SOUND_WINDOWS, te.SOUND_BANDS))
+    rows = []
+    for i in range(2 * n):
+        end = i % 2
+        mark = "?" if end == (rng.random() > 0.2) else "..."
+        text = "" if end and i // 2 < empty else f"Could you add milk{mark}"
+        rows.append({"set": "turn_taking" if end else "pause", "scene_id": f"s{seed}-{i // 2}", "text": text,
+                     "named": False, "silence_s": 0.256, "labels": [end] * 6,
+                     "words": [["Could", 0.9], ["you", 0.99], ["add", 0.95],
+                                   ["milk", float(rng.uniform(0.7, 1.0) if end else rng.uniform(0.3, 0.8))]],
+                     "sound": (sound + rng.normal(0, 0.1, sound.shape)).tolist()})
+    return rows
+
+
+@pytest.fixture()
+def files(tmp_path):
+    return {"train": write_lines(tmp_path / "train.jsonl", _silences(60, 0, empty=3)),
+            "val": write_lines(tmp_path / "val.jsonl", _silences(30, 1)),
+            "cal": write_lines(tmp_path / "cal.jsonl", _silences(30, 2)),
+            "held": write_lines(tmp_path / "held.jsonl", _silences(20, 3))}
+
+
+def _table(out: str) -> list[list[str]]:
+    return [[c.strip() for c in line.strip("|").split("|")] for line in out.splitlines() if line.startswith("| ")][1:]
+
+
+def test_the_pick_is_fits_and_its_threshold_calibrates(bench, files, tmp_path, capsys):
+    """The row marked as the pick holds the penalty, log-loss and threshold that the recipe's own
+    commands give on the same files."""
+    bench.main(["--train", files["train"], "--val", files["val"], "--calibrate", files["cal"],
+                "--heldout", files["held"]])
+    rows = _table(capsys.readouterr().out)
+    assert [r[0].split()[0] for r in rows] == [f"{l2:g}" for l2 in cli.L2S]
+    (pick,) = [r for r in rows if r[0].endswith("(the pick)")]
+    summary = cli.fit_main(files["train"], files["val"], tmp_path / "m.json", sound=True, confidence=True,
+                           sets=["pause", "turn_taking"], log=lambda *_: None)
+    calibrated = cli.calibrate_main(tmp_path / "m.json", [files["cal"]], pooled=True, log=lambda *_: None)
+    assert pick[0] == f"{summary['l2']:g} (the pick)"
+    assert pick[1] == f"{summary['validation']['log_loss']:.4f}"
+    assert pick[2] == f"{calibrated['threshold']:.2f}"
+    assert 0.0 < calibrated["threshold"] < 1.0  # a pick the penalty can move, not the grid's end
+    at = calibrated["files"]["cal.jsonl"]["at_threshold"]  # one silence per scene: scenes = silences
+    pauses = round(at["pause"]["early_on_negatives"] * 30)
+    ends = round(at["turn_taking"]["early_on_positives"] * 30)
+    assert pick[3] == f"{pauses}/30; {ends}/30 at {at['turn_taking']['median_silence_s']:.2f} s"
+    assert pick[4].split("; ")[0].endswith("/20")  # the held-out file, reported alone
+
+
+def test_silences_without_words_can_be_left_out(bench, files, capsys):
+    argv = ["--train", files["train"], "--val", files["val"], "--calibrate", files["cal"], "--l2", "1"]
+    bench.main(argv)
+    assert capsys.readouterr().out.splitlines()[0] == "train.jsonl: 120 training silences"
+    bench.main(argv + ["--drop-empty"])
+    assert capsys.readouterr().out.splitlines()[0] == (
+        "train.jsonl: 117 training silences, silences without words left out")
+
+
+def test_bagging_is_deterministic_and_differs_from_one_fit(bench, files, capsys):
+    argv = ["--train", files["train"], "--val", files["val"], "--calibrate", files["cal"], "--l2", "1"]
+    runs = []
+    for extra in ([], ["--bag", "5"], ["--bag", "5"]):
+        bench.main(argv + extra)
+        runs.append(_table(capsys.readouterr().out))
+    assert runs[1] == runs[2]
+    assert runs[0][0][1] != runs[1][0][1]  # the averaged model's log-loss is another
+
+
+def test_a_negative_bag_is_refused(bench, files):
+    with pytest.raises(SystemExit):
+        bench.main(["--train", files["train"], "--val", files["val"], "--calibrate", files["cal"], "--bag", "-1"])
