@@ -2,7 +2,7 @@
 
     python benchmarks/turn_end_features.py --train runs/turn_end/train.jsonl --val runs/turn_end/val.jsonl
 
-The files are ``python -m fdenv.cli.turn_end collect``'s (docs/training.md, "A learned turn
+The files are ``python -m fdenv.cli.turn_end collect``'s (docs/training_log.md, "A learned turn
 detector"). The model is fitted on the train split's silences, one example per frame, with the
 shipped features (``fdenv.train.turn_end.features``: final punctuation, a trailing ellipsis, a closed-class last word,
 empty, length, the assistant's name, the silence so far), and again with the words themselves

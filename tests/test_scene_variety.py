@@ -78,7 +78,7 @@ def test_sizes():
 
 
 def test_a_larger_pause_pool_keeps_the_shipped_scenes_and_leaks_nothing_into_their_test_split(tmp_path):
-    """``fdenv-scenes generate pause --n 800`` (the training pool of docs/training.md): its first 200
+    """``fdenv-scenes generate pause --n 800`` (the training pool of docs/training_log.md): its first 200
     scenes are the shipped files byte for byte, with their splits, and none of the 600 new scenes
     of its train and val splits shares a scored sentence with the shipped test split."""
     from fdenv.cli.scenes import main as scenes_cli

@@ -18,7 +18,7 @@ silence the model needs. The words themselves (hashed last words, a bag of words
 the splits' sentences are disjoint, and on the validation split they lowered the per-frame ROC
 AUC on pause and turn-taking silences from 0.79 and 0.89-0.90 to 0.67-0.72 and 0.73-0.81 (raising
 it on MPE silences from 0.57-0.58 to 0.63-0.68; ``benchmarks/turn_end_features.py``,
-docs/training.md, "A learned turn detector"). ``fit`` trains it on transcripts labelled by the env at each frame
+docs/training_log.md, "A learned turn detector"). ``fit`` trains it on transcripts labelled by the env at each frame
 of their silence, never at test. A checkpoint is a small JSON file: the settings, the weights, the
 threshold chosen on validation and what it was trained on.
 
@@ -30,13 +30,13 @@ recogniser's confidence in the words it ends on (``confidence_features``: ``N_CO
 columns from the word probabilities; ``fit(..., words=...)``). Fitted on every scene set, neither
 answers sooner, so the default shipped model (``words``) has neither. Together, on a single
 user's silences, they answer most turn ends at the first look: the shipped ``single_user`` model
-(``SHIPPED``; docs/training.md, "The recogniser's confidence, and a model for a single user"). A
+(``SHIPPED``; docs/training_log.md, "The recogniser's confidence, and a model for a single user"). A
 model may also hear the pitch of
 the turn's end (``pitch_descriptor``: the F0 contour of its last 1.2 s against the turn's
 register; ``pitch_features``: ``N_PITCH`` more columns; ``fit(..., pitches=...)``; from the
 microphone, or with ``pitch_from="denoised"`` noise-suppressed); beside the sound and the
 confidence it added nothing on validation either way, so no shipped model has it
-(docs/training.md, "The pitch of the turn's end, tried" and "The pitch heard noise-suppressed,
+(docs/training_log.md, "The pitch of the turn's end, tried" and "The pitch heard noise-suppressed,
 and unfinished words held, tried"). Nor has any the columns of Smart Turn v3,
 an audio turn-end model trained on people's speech (``fdenv.train.smart_turn``: its probability
 that the turn is complete; ``smart_turn_features``: ``N_SMART_TURN`` more columns;
@@ -460,7 +460,7 @@ def fit_logistic(x: np.ndarray, y: np.ndarray, l2: float, sample_weight: np.ndar
 # the shipped checkpoints, by the name the agent's ``checkpoint`` knob may give: ``words`` (the
 # default: words and silence, every scene set, both voices) and ``single_user`` (words, silence,
 # the sound and the recogniser's confidence, fitted on a single user's silences in Kokoro's voices;
-# docs/training.md, "The recogniser's confidence, and a model for a single user"); and the same
+# docs/training_log.md, "The recogniser's confidence, and a model for a single user"); and the same
 # recipe fitted on two more draws of training rooms and humans (``collect --seed 1`` and ``2``;
 # "Three training seeds of the single-user model"), to measure how much the draw decides; and the
 # three again for an agent that hears each turn through the cascade's speech enhancement, their
