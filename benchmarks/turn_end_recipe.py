@@ -43,27 +43,31 @@ def read(paths: list[Path], option: str) -> list[dict]:
                     for row in read_lines(path, sound=True, words=True)], list(SETS), option)
 
 
-def fitted(rows: list[dict], l2: float, sound: bool, bag: int):
-    """The recipe's model on ``rows`` at penalty ``l2``; ``bag`` > 0: the mean of that many fits on
-    bootstrap resamples of the scenes (drawn from a fixed seed)."""
+def training_sets(rows: list[dict], bag: int) -> list[tuple]:
+    """The fit's examples of ``rows``, built once for every penalty; ``bag`` > 0: of that many
+    bootstrap resamples of the scenes instead (drawn from a fixed seed)."""
     from fdenv.cli.turn_end import examples
-    from fdenv.train.turn_end import fit
-
-    def one(rs):
-        t, n, s, y, sd, w, *_ = examples(rs)
-        return fit(t, n, y, s, l2=l2, sounds=sd if sound else None, words=w)
 
     if not bag:
-        return one(rows)
+        return [examples(rows)]
     scenes: dict = {}
     for r in rows:
         scenes.setdefault(r["scene_id"], []).append(r)
     ids = sorted(scenes)
     rng = np.random.default_rng(0)
-    models = [one([r for i in rng.choice(len(ids), len(ids)) for r in scenes[ids[i]]]) for _ in range(bag)]
+    return [examples([r for i in rng.choice(len(ids), len(ids)) for r in scenes[ids[i]]]) for _ in range(bag)]
+
+
+def fitted(sets: list[tuple], l2: float, sound: bool):
+    """The recipe's model at penalty ``l2``: fitted on the one set of examples, or the mean of the
+    fits on each bootstrap set."""
+    from fdenv.train.turn_end import fit
+
+    models = [fit(t, n, y, s, l2=l2, sounds=sd if sound else None, words=w) for t, n, s, y, sd, w, *_ in sets]
     model = models[0]
-    model.weights = np.mean([m.weights for m in models], axis=0)
-    model.bias = float(np.mean([m.bias for m in models]))
+    if len(models) > 1:
+        model.weights = np.mean([m.weights for m in models], axis=0)
+        model.bias = float(np.mean([m.bias for m in models]))
     return model
 
 
@@ -111,8 +115,9 @@ def main(argv=None) -> None:
               "calibration: pause scenes taken; turn ends answered early, at", *held]
     print("| " + " | ".join(header) + " |\n|" + "---|" * len(header))
     rows = []
+    sets = training_sets(train, args.bag)
     for l2 in args.l2:
-        model = fitted(train, l2, not args.without_sound, args.bag)
+        model = fitted(sets, l2, not args.without_sound)
         nll = log_loss(np.concatenate(silence_probs(model, val)), y)
         threshold = pick_threshold(model, cal, args.max_early, group=by_set)
         cells = [f"{nll:.4f}", f"{threshold:.2f}", *(cell(model, rs, threshold) for rs in (cal, *held.values()))]
