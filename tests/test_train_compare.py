@@ -196,6 +196,10 @@ def test_a_real_point_with_two_episodes_per_scene_reads_both_seeds_from_one_fold
     assert sorted((ln["scene_id"], ln["seed"]) for ln in read_episodes(folder)) == [
         ("pause-0005", 0), ("pause-0005", 1), ("pause-0012", 0), ("pause-0012", 1)]
     assert two["summary"]["pause_tor"]["n_groups"] == 2
+    # a later first seed reads that seed's episodes from the same folder, playing none anew
+    later = run_point(make_agent("talker"), None, sets=("pause",), limit=2, out=tmp_path, seed=1)
+    assert later["data"]["pause"] == {k.split("@")[0]: v for k, v in two["data"]["pause"].items() if k.endswith("@1")}
+    assert len(read_episodes(folder)) == 4
     import pytest
 
     for bad in (0, -1, 1.5, True):
@@ -210,7 +214,7 @@ def test_the_frontier_says_how_many_episodes_and_keeps_reports_of_other_counts_a
 
     counts = []
 
-    def run_point(agent, room, sets, split, limit, out, scoring, tts="espeak", behaviour="natural", episodes=1):
+    def run_point(agent, room, sets, split, limit, out, scoring, tts="espeak", behaviour="natural", seed=0, episodes=1):
         counts.append(episodes)
         return _summarised_point()
 
@@ -223,6 +227,46 @@ def test_the_frontier_says_how_many_episodes_and_keeps_reports_of_other_counts_a
     assert "episodes" not in one["anechoic"] and "episodes per scene" not in fr.markdown(one)
     with pytest.raises(ValueError, match="episodes 3, an earlier report's None"):
         fr.merge([one, three])
+
+
+def test_the_frontier_plays_fresh_draws_from_a_later_first_episode_and_keeps_them_apart(monkeypatch):
+    """``first_episode``: every point's episodes start at that seed; the report says which seeds,
+    and a report of other draws is not merged with it."""
+    import pytest
+
+    from fdenv.train import frontier as fr
+
+    played = []
+
+    def run_point(agent, room, sets, split, limit, out, scoring, tts="espeak", behaviour="natural", seed=0, episodes=1):
+        played.append((seed, episodes))
+        return _summarised_point()
+
+    monkeypatch.setattr(fr, "run_point", run_point)
+    kw = dict(conditions=["anechoic"], thresholds=[0.5], endpoints_ms=[1000], log=lambda s: None)
+    fresh = fr.frontier("p.pt", lambda name, **k: name, episodes=3, first_episode=3, **kw)
+    assert played == [(3, 3), (3, 3)] and fresh["anechoic"]["first_episode"] == 3
+    assert "; 3 episodes per scene (episode seeds 3-5)" in fr.markdown(fresh)
+    first = fr.frontier("p.pt", lambda name, **k: name, episodes=3, **kw)
+    assert played[2:] == [(0, 3), (0, 3)] and "first_episode" not in first["anechoic"]
+    assert "episode seeds" not in fr.markdown(first)
+    single = fr.frontier("p.pt", lambda name, **k: name, first_episode=4, **kw)
+    assert "; episode seed 4" in fr.markdown(single)
+    with pytest.raises(ValueError, match="first_episode 3, an earlier report's None"):
+        fr.merge([first, fresh])
+    for bad in (-1, 1.5, True):
+        with pytest.raises(ValueError, match="first_episode="):
+            fr.frontier("p.pt", lambda name, **k: name, first_episode=bad, **kw)
+
+
+def test_the_frontier_command_refuses_a_negative_first_episode(capsys):
+    import pytest
+
+    from fdenv.cli.compare import main
+
+    with pytest.raises(SystemExit):
+        main(["frontier", "--first-episode", "-1", "--conditions", "anechoic"])
+    assert "--first-episode -1: give 0 or more" in capsys.readouterr().err
 
 
 def test_the_frontier_command_refuses_fewer_than_one_episode(capsys):
@@ -245,7 +289,7 @@ def test_frontier_plays_every_point_with_the_chosen_voices(monkeypatch):
         made.append((name, kw["tts"]))
         return name
 
-    def run_point(agent, room, sets, split, limit, out, scoring, tts="espeak", behaviour="natural", episodes=1):
+    def run_point(agent, room, sets, split, limit, out, scoring, tts="espeak", behaviour="natural", seed=0, episodes=1):
         played.append((agent, room, tts))
         return _summarised_point()
 
@@ -320,7 +364,7 @@ def test_frontier_plays_every_point_under_the_chosen_human_behaviour(monkeypatch
 
     played = []
 
-    def run_point(agent, room, sets, split, limit, out, scoring, tts="espeak", behaviour="natural", episodes=1):
+    def run_point(agent, room, sets, split, limit, out, scoring, tts="espeak", behaviour="natural", seed=0, episodes=1):
         played.append((agent, behaviour))
         return _summarised_point()
 

@@ -68,16 +68,20 @@ def frontier_main(argv) -> None:
     p.add_argument("--episodes", type=int, default=1,
                    help="episodes per scene at every point (seeds 0, 1, ...: the humans' timings and the placement "
                         "drawn anew); the measures pool them, their intervals resample scenes")
+    p.add_argument("--first-episode", type=int, default=0,
+                   help="the first episode seed (default 0): a later one plays fresh draws of the same scenes")
     p.add_argument("--report", default=None, help="write the markdown here, the numbers next to it (.json), "
                                                   "and a plot per condition into its folder")
     args = p.parse_args(argv)
     if args.episodes < 1:
         p.error(f"--episodes {args.episodes}: give at least 1 (episodes per scene)")
+    if args.first_episode < 0:
+        p.error(f"--first-episode {args.first_episode}: give 0 or more (the first episode seed)")
     report = report_path(p, args.report)
     res = fr.frontier(args.policy, make_agent, args.conditions, args.thresholds, args.endpoints_ms, sets=args.sets,
                       split=args.split, limit=args.limit, out=args.out, tts=args.tts, policy_agent=args.policy_agent,
                       agent_tts=args.agent_tts, behaviour=args.behaviour, policy_kwargs=args.policy_kwargs,
-                      episodes=args.episodes,
+                      episodes=args.episodes, first_episode=args.first_episode,
                       log=lambda line: print(line, flush=True))  # a point's line as it ends, also into a file
     text = fr.markdown(res)
     print(text)

@@ -198,7 +198,7 @@ def frontier(policy_checkpoint, make_agent, conditions=tuple(CONDITIONS), thresh
              endpoints_ms=ENDPOINTS_MS, sets=SETS, split: str = "test", limit: int | None = None, out="runs",
              scoring: dict | None = None, log=print, tts: str = "espeak", policy_agent: str = "policy",
              agent_tts: str | None = None, behaviour: str = DEFAULT_PROFILE, policy_kwargs: dict | None = None,
-             episodes: int = 1) -> dict:
+             episodes: int = 1, first_episode: int = 0) -> dict:
     """Both frontiers in each condition, and the latency at pause TOR 0.10. ``make_agent``:
     ``fdenv_agents.make_agent`` (the command line passes it: only it imports the agents).
     ``policy_agent``: the agent whose ``threshold`` is swept (``"policy"``, the GRU of
@@ -216,7 +216,11 @@ def frontier(policy_checkpoint, make_agent, conditions=tuple(CONDITIONS), thresh
     measures here are all ``paper``'s). ``policy_kwargs``: the swept agent's other settings (e.g.
     the turn detector's ``group_checkpoint``), the same at every threshold. ``episodes``: episodes
     per scene at every point (seeds 0, 1, ...: the humans' timings and the placement drawn anew),
-    so that a point measures the agent rather than one draw of the episodes."""
+    so that a point measures the agent rather than one draw of the episodes. ``first_episode``: the
+    first of those seeds (default 0): a later one plays fresh draws of the same scenes, to see
+    whether a verdict holds beyond the draws it was read on."""
+    if isinstance(first_episode, bool) or not isinstance(first_episode, (int, np.integer)) or first_episode < 0:
+        raise ValueError(f"first_episode={first_episode!r}: expected the first episode seed, 0 or more")
     scoring = {"profiles": ["paper"]} if scoring is None else scoring
     policy_kwargs = dict(policy_kwargs or {})
     if {"checkpoint", "threshold", "tts"} & set(policy_kwargs):
@@ -233,20 +237,21 @@ def frontier(policy_checkpoint, make_agent, conditions=tuple(CONDITIONS), thresh
             agent = make_agent(policy_agent, checkpoint=None if policy_checkpoint is None else str(policy_checkpoint),
                                threshold=float(th), tts=agent_tts, **policy_kwargs)
             p = run_point(agent, room, sets, split, limit, out, scoring, tts=tts, behaviour=behaviour,
-                          episodes=episodes)
+                          seed=first_episode, episodes=episodes)
             pts["policy"].append({"setting": {"threshold": float(th)}, **p})
             log(f"[{cond}] {policy_agent} threshold {th}: {_brief(p['summary'])}")
         for ms in endpoints_ms:
             agent = make_agent("cascade", endpoint_silence_ms=int(ms), tts=agent_tts)
             p = run_point(agent, room, sets, split, limit, out, scoring, tts=tts, behaviour=behaviour,
-                          episodes=episodes)
+                          seed=first_episode, episodes=episodes)
             pts["cascade"].append({"setting": {"endpoint_silence_ms": int(ms)}, **p})
             log(f"[{cond}] cascade endpoint {ms} ms: {_brief(p['summary'])}")
         res[cond] = {"room": room, "policy_agent": policy_agent,
                      "policy_checkpoint": None if policy_checkpoint is None else str(policy_checkpoint),
                      "tts": tts, "agent_tts": agent_tts,
                      "behaviour": behaviour, **({"policy_kwargs": policy_kwargs} if policy_kwargs else {}),
-                     **({"episodes": episodes} if episodes > 1 else {}), **pts,
+                     **({"episodes": episodes} if episodes > 1 else {}),
+                     **({"first_episode": first_episode} if first_episode else {}), **pts,
                      "at_tor": latency_at_tor(pts["policy"], pts["cascade"])}
     return res
 
@@ -266,6 +271,9 @@ def markdown(res: dict) -> str:
         voices = f"; voices: the humans' {r['tts']}, the agents' {r['agent_tts']}" if "tts" in r else ""
         humans = f"; the humans' behaviour: {r['behaviour']}" if "behaviour" in r else ""
         humans += f"; {r['episodes']} episodes per scene" if r.get("episodes", 1) > 1 else ""
+        if r.get("first_episode"):
+            first, n = r["first_episode"], r.get("episodes", 1)
+            humans += f"; episode seed {first}" if n == 1 else f" (episode seeds {first}-{first + n - 1})"
         knobs = "".join(f", {k}={v}" for k, v in r.get("policy_kwargs", {}).items())
         if r.get("policy_checkpoint"):
             knobs = f", checkpoint={r['policy_checkpoint']}" + knobs
@@ -337,7 +345,8 @@ def _v(s: dict, k: str) -> float:
 
 
 # What makes two reports' points comparable: the same agent and knobs, voices, humans, room and episodes.
-IDENTITY = ("room", "policy_agent", "policy_checkpoint", "tts", "agent_tts", "behaviour", "policy_kwargs", "episodes")
+IDENTITY = ("room", "policy_agent", "policy_checkpoint", "tts", "agent_tts", "behaviour", "policy_kwargs", "episodes",
+            "first_episode")
 
 
 def merge(reports: list[dict]) -> dict:
