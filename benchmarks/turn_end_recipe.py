@@ -35,12 +35,11 @@ SETS = ("pause", "turn_taking")
 
 
 def read(paths: list[Path], option: str) -> list[dict]:
-    """The pause and turn-taking silences of ``paths``, each with its sound and words as the
-    recipe hears them and its ``"file"``."""
-    from fdenv.cli.turn_end import as_heard, of_sets, read_lines
+    """The pause and turn-taking silences of ``paths`` as the recipe hears them: with their sound
+    (from the microphone) and the recogniser's words."""
+    from fdenv.cli.turn_end import silences_as_heard
 
-    return of_sets([{**as_heard(row, "microphone"), "file": str(path)} for path in paths
-                    for row in read_lines(path, sound=True, words=True)], list(SETS), option)
+    return silences_as_heard(paths, list(SETS), option, sound=True, words=True)
 
 
 def training_sets(rows: list[dict], bag: int) -> list[tuple]:

@@ -292,11 +292,19 @@ def as_heard(row: dict, sound_from: str, pitch_from: str = "microphone") -> dict
 
 def lines_as_heard(model, paths, sets, option: str) -> list[dict]:
     """The labelled silences of the ``collect`` files ``paths`` as ``model`` hears them (each
-    field it reads required, from the signals its checkpoint names), each with its ``"file"``,
-    of the scene sets ``sets`` (``option``: the command-line option named when none is left)."""
-    return of_sets([{**as_heard(row, model.sound_from, model.pitch_from), "file": str(path)} for path in paths
-                    for row in read_lines(path, model.uses_sound, model.uses_confidence, model.uses_pitch,
-                                          model.uses_smart_turn, model.sound_from, model.pitch_from)],
+    field it reads required, from the signals its checkpoint names): ``silences_as_heard``."""
+    return silences_as_heard(paths, sets, option, model.uses_sound, model.uses_confidence, model.uses_pitch,
+                             model.uses_smart_turn, model.sound_from, model.pitch_from)
+
+
+def silences_as_heard(paths, sets, option: str, sound: bool = False, words: bool = False, pitch: bool = False,
+                      smart_turn: bool = False, sound_from: str = "microphone",
+                      pitch_from: str = "microphone") -> list[dict]:
+    """The labelled silences of the ``collect`` files ``paths``, each field asked for required
+    (``read_lines``) and taken from the signal named (``as_heard``), each with its ``"file"``, of
+    the scene sets ``sets`` (``option``: the command-line option named when none is left)."""
+    return of_sets([{**as_heard(row, sound_from, pitch_from), "file": str(path)} for path in paths
+                    for row in read_lines(path, sound, words, pitch, smart_turn, sound_from, pitch_from)],
                    sets, option)
 
 
