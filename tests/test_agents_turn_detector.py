@@ -163,6 +163,27 @@ def test_a_probability_that_rises_with_the_silence_answers_where_it_reaches_the_
     assert judged["p"] < 0.5 and 0.7 <= judged["answered_after_s"] < 0.7 + 0.04
 
 
+def test_a_model_that_decides_at_its_first_look_leaves_a_later_rise_to_the_endpoint():
+    """The same rising model, deciding at its first look (P 0.12 there, under 0.7): the context's
+    1.0 s gap is not answered although P reaches 0.73 in it, and the question is answered at the
+    2 s endpoint; a model sure at its first look answers there as before. A window that closes
+    before the agent's first look is refused."""
+    rising = constant(-2.0)
+    rising.weights[N_TEXT:] = 1.0
+    first_look = TurnEndModel(rising.weights, -2.0, threshold=0.5, answer_within_s=0.3)
+    agent, on, ctx, final = play(first_look, [CONTEXT, QUESTION], threshold=0.7)
+    assert not [t for t in on if ctx.end < t < final.start], "answered after its first look"
+    first = [t for t in on if t > final.end][0]
+    assert 2.0 <= first - final.end <= 2.0 + 0.25, first - final.end
+    assert agent.stats()["early_ends"] == 0 and all(j["p"] < 0.7 for j in agent.stats()["judged"])
+    sure = TurnEndModel(np.zeros(N_FEATURES), 50.0, threshold=0.5, answer_within_s=0.3)
+    _, on, ctx, _ = play(sure, [CONTEXT])
+    assert 0.25 <= [t for t in on if t > ctx.end][0] - ctx.end <= 0.25 + 0.25
+    with pytest.raises(ValueError, match=r"the checkpoint answers only within 0\.3 s of silence, before its first "
+                                         r"look \(min_endpoint_ms=400\)"):
+        TurnDetectorAgent(turn_end_model=first_look, min_endpoint_ms=400)
+
+
 def _judged(model, record_sound: bool) -> list[dict]:
     """The judged silences of the two-turn scene, with ``record_sound`` as given."""
     agent = TurnDetectorAgent(turn_end_model=model, transcriber=FixedTranscriber([CONTEXT, QUESTION]))

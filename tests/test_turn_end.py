@@ -157,6 +157,32 @@ def test_a_model_that_holds_unfinished_words_never_answers_after_them_and_round_
         te.load(tmp_path / "bad.json")
 
 
+def test_a_model_that_answers_within_a_window_leaves_the_rest_of_the_silence_to_the_endpoint(tmp_path):
+    """P past ``answer_within_s`` is 0 (the agent's endpoint decides), inside it the model's own;
+    the window round-trips, older files are unchanged, and bad windows are named."""
+    rising = te.TurnEndModel(np.zeros(te.N_FEATURES), -2.0, threshold=0.5)
+    rising.weights[te.N_TEXT:] = 1.0  # logit -2 + steps passed: 0.4 s -> -1, 0.55 s -> 0, 0.7 s -> 1
+    first_look = te.TurnEndModel(rising.weights, -2.0, threshold=0.5, answer_within_s=0.3)
+    for silence_s in (0.256, 0.288, 0.3):
+        assert first_look.prob("Could you add milk?", silence_s=silence_s) == pytest.approx(0.119, abs=1e-3)
+        assert first_look.prob("Could you add milk?", silence_s=silence_s) == rising.prob("Could you add milk?",
+                                                                                         silence_s=silence_s)
+    for silence_s in (0.32, 0.4, 0.7, 3.0):
+        assert first_look.prob("Could you add milk?", silence_s=silence_s) == 0.0
+        assert rising.prob("Could you add milk?", silence_s=silence_s) > 0.1
+    rising.save(tmp_path / "any.json")
+    first_look.save(tmp_path / "first.json")
+    assert "answer_within_s" not in json.loads((tmp_path / "any.json").read_text())  # older files unchanged
+    assert te.load(tmp_path / "first.json").answer_within_s == 0.3 and te.load(tmp_path / "any.json").answer_within_s is None
+    for bad in (0, -0.3, float("inf"), float("nan"), True, "0.3"):
+        with pytest.raises(ValueError, match=r"turn-end model: answer_within_s=.*seconds of silence"):
+            te.TurnEndModel(rising.weights, -2.0, answer_within_s=bad)
+    data = json.loads((tmp_path / "first.json").read_text())
+    (tmp_path / "bad.json").write_text(json.dumps({**data, "answer_within_s": "soon"}))
+    with pytest.raises(ValueError, match=r"bad\.json: turn-end model: answer_within_s='soon'"):
+        te.load(tmp_path / "bad.json")
+
+
 @pytest.mark.parametrize("name", sorted(te.SHIPPED))
 def test_the_shipped_checkpoints_load_with_a_threshold_chosen_on_validation(name):
     m = te.load(te.checkpoint_path(name))
@@ -950,3 +976,30 @@ def test_calibrate_with_unfinished_words_held_picks_the_threshold_so_and_writes_
     cli.main(["calibrate", "--checkpoint", str(tmp_path / "m.json"), "--val", str(quiet), str(noisy),
               "--max-early", "0", "--hold-unfinished"])
     assert capsys.readouterr().out.splitlines()[-1].endswith("silences after unfinished words held")
+
+
+def test_calibrate_for_a_decision_at_the_first_look_picks_the_threshold_so_and_writes_the_window(tmp_path, capsys):
+    """The noisy room's pause reaches P 0.5 only after its first look (0.119 there, as in the
+    quiet room): deciding at the first look alone, no pause is taken above 0.119, so the pick
+    falls from 0.51 to 0.12; the written checkpoint keeps the window and says so, and "none"
+    takes it away again."""
+    quiet, noisy = _calibration_files(tmp_path)
+    first = cli.calibrate_main(tmp_path / "m.json", [quiet, noisy], max_early=0.0, out=tmp_path / "f.json",
+                               log=lambda x: None, answer_within_s=0.3)
+    assert first["threshold"] == 0.12 and first["answer_within_s"] == 0.3
+    f = te.load(tmp_path / "f.json")
+    assert f.answer_within_s == 0.3 and f.threshold == 0.12 and f.meta["calibration"]["answer_within_s"] == 0.3
+    assert np.array_equal(f.weights, te.load(tmp_path / "m.json").weights)
+    again = cli.calibrate_main(tmp_path / "f.json", [quiet, noisy], max_early=0.0, log=lambda x: None)
+    assert again["threshold"] == 0.12 and again["answer_within_s"] == 0.3  # the checkpoint's own window
+    off = cli.calibrate_main(tmp_path / "f.json", [quiet, noisy], max_early=0.0, log=lambda x: None,
+                             answer_within_s="none")
+    assert off["threshold"] == 0.51 and off["answer_within_s"] is None
+    cli.main(["calibrate", "--checkpoint", str(tmp_path / "m.json"), "--val", str(quiet), str(noisy),
+              "--max-early", "0", "--answer-within-s", "0.3"])
+    assert capsys.readouterr().out.splitlines()[-1].endswith("answering within 0.3 s of a silence")
+    for bad, msg in (("soon", "'soon': seconds (e.g. 0.3) or none"), ("0", "--answer-within-s=0.0")):
+        with pytest.raises(SystemExit):
+            cli.main(["calibrate", "--checkpoint", str(tmp_path / "m.json"), "--val", str(quiet),
+                      "--answer-within-s", bad])
+        assert msg in capsys.readouterr().err

@@ -5,7 +5,9 @@ of a turn the recogniser transcribes the turn so far (the partial transcript a s
 recogniser would hold then), and from then on, at every 32 ms window of the silence, a learned
 model (``fdenv.train.turn_end``: the transcript's ending, its words, whether the assistant's name
 was heard, and how long the silence has lasted) gives P(answer now). The first time it reaches
-``threshold`` the turn ends and is answered; if it never does, the turn ends, as in the cascade,
+``threshold`` the turn ends and is answered (within the checkpoint's ``answer_within_s`` of
+silence, when it has one: at 0.3 s the model decides once, at its first look); if it never does,
+the turn ends, as in the cascade,
 after ``endpoint_silence_ms``, its maximum delay (2 s: longer than the cascade's usual endpoint,
 because the model answers the turns whose words say they are over well before it, and this wait
 only decides the ambiguous ones; in road noise a 1.6 s wait took pauses the model had held). When
@@ -91,6 +93,12 @@ class TurnDetectorAgent(CascadeAgent):
                                    self._load(group_checkpoint, group_turn_end_model), "group_threshold",
                                    group_threshold)
                        if group_checkpoint is not None or group_turn_end_model is not None else None)
+        for field, loaded in (("checkpoint", self._single), ("group_checkpoint", self._group)):
+            within = loaded[0].answer_within_s if loaded is not None else None
+            if within is not None and within * 1000 < min_endpoint_ms:
+                raise ValueError(f"turn_detector: the {field} answers only within {within} s of silence, before its "
+                                 f"first look (min_endpoint_ms={min_endpoint_ms}); lower min_endpoint_ms or "
+                                 "calibrate the checkpoint with a longer --answer-within-s")
         self.turn_end, self.threshold = self._single[:2]  # the episode's model: reset picks it
         # each model's episodes are heard as its training transcripts were: a group model without
         # the single-user model's speech enhancement keeps hearing the turns as they are

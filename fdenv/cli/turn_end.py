@@ -521,7 +521,7 @@ def made_with(meta: dict) -> dict:
 
 def calibrate_main(checkpoint, val, max_early: float = 0.02, out: Path | None = None, sets=None,
                    log=print, pooled: bool = False, enhance_db: float | None = None,
-                   hold_unfinished: bool | None = None) -> dict:
+                   hold_unfinished: bool | None = None, answer_within_s: float | str | None = None) -> dict:
     """A checkpoint's threshold picked again on validation files, each a room of its own
     (``collect --condition``, or drawn rooms): the lowest at which, in every file and scene set,
     at most ``max_early`` of the not-to-answer silences are answered early. ``pooled``: the files
@@ -533,8 +533,10 @@ def calibrate_main(checkpoint, val, max_early: float = 0.02, out: Path | None = 
     collected so (``collect --enhance-db``), and the written checkpoint's ``meta.enhance_db`` says
     so. ``hold_unfinished``: the checkpoint is to hold (True) or not hold (False) the silences after
     unfinished words (``TurnEndModel.hold_unfinished``), its threshold picked so; None keeps its
+    own. ``answer_within_s``: the checkpoint is to answer only within that many seconds of a silence
+    (``TurnEndModel.answer_within_s``; "none": at any time), its threshold picked so; None keeps its
     own. Returns the summary."""
-    from ..train.turn_end import checkpoint_path, load
+    from ..train.turn_end import check_answer_within, checkpoint_path, load
 
     model = load(checkpoint_path(checkpoint))
     if enhance_db is not None:
@@ -543,6 +545,9 @@ def calibrate_main(checkpoint, val, max_early: float = 0.02, out: Path | None = 
         model.meta["enhance_db"] = check_attenuation(enhance_db, "--enhance-db")  # what its agent hears from now on
     if hold_unfinished is not None:
         model.hold_unfinished = hold_unfinished
+    if answer_within_s is not None:
+        model.answer_within_s = check_answer_within(None if answer_within_s == "none" else answer_within_s,
+                                                    "--answer-within-s")
     val = _paths(val)
     per_file = {path: lines_as_heard(model, [path], sets, "--val") for path in val}
     rows = [r for rs in per_file.values() for r in rs]
@@ -553,7 +558,8 @@ def calibrate_main(checkpoint, val, max_early: float = 0.02, out: Path | None = 
                          "collect validation the way its training data was (collect --asr, --filler-prompt, --enhance-db)")
     joint = pick_threshold(model, rows, max_early, group=by_set if pooled else by_file_and_set)
     summary = {"checkpoint": str(checkpoint), "threshold_before": model.threshold, "threshold": joint,
-               "max_early": max_early, "pooled": pooled, "hold_unfinished": model.hold_unfinished, "files": {}}
+               "max_early": max_early, "pooled": pooled, "hold_unfinished": model.hold_unfinished,
+               "answer_within_s": model.answer_within_s, "files": {}}
     for path, rs in per_file.items():
         alone = pick_threshold(model, rs, max_early)
         at = {name: _rounded(rates(model, g, joint)) for name, g in by_set(rs).items()}
@@ -563,14 +569,17 @@ def calibrate_main(checkpoint, val, max_early: float = 0.02, out: Path | None = 
             f"{r['early_on_positives']:.2f} of {r['positives']} of the assistant's early" for name, r in at.items()))
     log(f"threshold {joint:.2f} (the checkpoint's own: {model.threshold:.2f}), at most {max_early} early in "
         + ("the files together, per set" if pooled else "every file and set")
-        + (", silences after unfinished words held" if model.hold_unfinished else ""))
+        + (", silences after unfinished words held" if model.hold_unfinished else "")
+        + (f", answering within {model.answer_within_s} s of a silence" if model.answer_within_s is not None else ""))
     if out is not None:
         model.threshold = joint
         model.meta["calibration"] = {"val": ", ".join(path.name for path in val), "max_early": max_early,
                                      "threshold": joint, **({"pooled": True} if pooled else {}),
                                      **({"sets": list(sets)} if sets else {}),
                                      **({"enhance_db": float(enhance_db)} if enhance_db is not None else {}),
-                                     **({"hold_unfinished": hold_unfinished} if hold_unfinished is not None else {})}
+                                     **({"hold_unfinished": hold_unfinished} if hold_unfinished is not None else {}),
+                                     **({"answer_within_s": model.answer_within_s}
+                                        if answer_within_s is not None else {})}
         out.parent.mkdir(parents=True, exist_ok=True)
         model.save(out)
     return summary
@@ -721,6 +730,16 @@ def _rounded(rates_: dict) -> dict:
     return {k: (round(v, 4) if isinstance(v, float) else v) for k, v in rates_.items()}
 
 
+def _seconds_or_none(text: str) -> float | str:
+    """``--answer-within-s``: seconds, or "none" (answer at any time)."""
+    if text.strip().lower() == "none":
+        return "none"
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: seconds (e.g. 0.3) or none") from None
+
+
 def _paths(paths) -> list[Path]:
     return [Path(paths)] if isinstance(paths, (str, os.PathLike)) else [Path(p) for p in paths]
 
@@ -795,6 +814,10 @@ def main(argv=None) -> None:
                    help="never answer early after words that stop where a sentence cannot (a closed-class word, "
                         "an ellipsis, a cut word), the threshold picked so; the written checkpoint says so "
                         "(default: as the checkpoint is)")
+    k.add_argument("--answer-within-s", type=_seconds_or_none, default=None, metavar="S",
+                   help="answer only within S seconds of a silence, else wait for the agent's endpoint (0.3: decide "
+                        "once, at the first look; none: at any time), the threshold picked so; the written checkpoint "
+                        "says so (default: as the checkpoint is)")
     args = p.parse_args(argv)
     if args.cmd == "calibrate":
         for path in args.val:
@@ -804,7 +827,8 @@ def main(argv=None) -> None:
             p.error(f"--max-early {args.max_early}: expected a share in [0, 1)")
         try:
             calibrate_main(args.checkpoint, args.val, args.max_early, args.out, args.sets, pooled=args.pooled,
-                           enhance_db=args.enhance_db, hold_unfinished=args.hold_unfinished)
+                           enhance_db=args.enhance_db, hold_unfinished=args.hold_unfinished,
+                           answer_within_s=args.answer_within_s)
         except (ValueError, FileNotFoundError) as e:
             p.error(str(e))
     elif args.cmd == "collect":

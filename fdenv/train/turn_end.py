@@ -274,7 +274,12 @@ class TurnEndModel:
     that also hears the pitch of the turn's end (``uses_pitch``), then ``N_SMART_TURN`` for one that
     also hears Smart Turn (``uses_smart_turn``). ``hold_unfinished``: the words' closed-class end,
     ellipsis and cut word are a veto rather than terms of the sum (``unfinished``): P is 0 through
-    such a silence, which is left to the agent's endpoint."""
+    such a silence, which is left to the agent's endpoint. ``answer_within_s``: the model answers
+    only in the first that many seconds of a silence (None: at any time); past them P is 0 and the
+    silence is left to the agent's endpoint. At 0.3 s it decides once, at its first look (0.256 s):
+    answer now, or wait for the endpoint, as LiveKit's turn detector picks its short or its long
+    endpointing delay at the end of speech. A latency target is met by the turn ends answered at
+    once; an answer a second into a silence spends pauses that could have bought more of those."""
 
     # the columns after the words' and silence's: (sound, confidence, pitch, smart turn) by their
     # count (each sum is distinct; checked below)
@@ -283,7 +288,8 @@ class TurnEndModel:
     assert len(LAYOUTS) == 16, "two column layouts have the same count"
 
     def __init__(self, weights: np.ndarray, bias: float, threshold: float = 0.5, meta: dict | None = None,
-                 sound_from: str = "microphone", pitch_from: str = "microphone", hold_unfinished: bool = False):
+                 sound_from: str = "microphone", pitch_from: str = "microphone", hold_unfinished: bool = False,
+                 answer_within_s: float | None = None):
         weights = np.asarray(weights, np.float64)
         extra = weights.shape[0] - N_FEATURES if weights.ndim == 1 else None
         if extra not in self.LAYOUTS:
@@ -300,6 +306,7 @@ class TurnEndModel:
         if not isinstance(hold_unfinished, bool):
             raise ValueError(f"turn-end model: hold_unfinished={hold_unfinished!r}; expected true or false")
         self.sound_from, self.pitch_from, self.hold_unfinished = sound_from, pitch_from, hold_unfinished
+        self.answer_within_s = check_answer_within(answer_within_s, "turn-end model: answer_within_s")
         self.meta = dict(meta or {})
 
     def prob(self, text: str, named: bool = False, silence_s: float = 0.0, sound=None, words=None,
@@ -343,6 +350,8 @@ class TurnEndModel:
 
     def prob_after(self, text_logit: float, silence_s: float) -> float:
         """P(answer now) with the fixed part of the logit after ``silence_s`` seconds of silence."""
+        if self.answer_within_s is not None and silence_s > self.answer_within_s + 1e-9:
+            return 0.0  # past its window: the silence is the agent's endpoint's
         z = text_logit + float(silence_features(silence_s) @ self.weights[N_TEXT:N_FEATURES])
         return float(1.0 / (1.0 + np.exp(-z)))
 
@@ -356,7 +365,20 @@ class TurnEndModel:
                                           **({"sound_from": self.sound_from} if self.sound_from != "microphone" else {}),
                                           **({"pitch_from": self.pitch_from} if self.pitch_from != "microphone" else {}),
                                           **({"hold_unfinished": True} if self.hold_unfinished else {}),
+                                          **({"answer_within_s": self.answer_within_s}
+                                             if self.answer_within_s is not None else {}),
                                           "meta": self.meta}, indent=1))
+
+
+def check_answer_within(value, name: str) -> float | None:
+    """``value`` as an ``answer_within_s``: None, or seconds of silence, positive and finite; a
+    clear error naming ``name`` otherwise."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 < value < float("inf"):
+        raise ValueError(f"{name}={value!r}; seconds of silence, positive (0.3 decides at the first look), "
+                         "or none to answer at any time")
+    return float(value)
 
 
 def load(path: str | Path) -> TurnEndModel:
@@ -377,7 +399,7 @@ def load(path: str | Path) -> TurnEndModel:
     try:
         return TurnEndModel(np.array(data["weights"]), data["bias"], data.get("threshold", 0.5), data.get("meta"),
                             data.get("sound_from", "microphone"), data.get("pitch_from", "microphone"),
-                            data.get("hold_unfinished", False))
+                            data.get("hold_unfinished", False), data.get("answer_within_s"))
     except ValueError as e:
         raise ValueError(f"{path}: {e}") from None
 
