@@ -226,6 +226,22 @@ def test_the_enhanced_single_user_checkpoints_are_the_same_models_calibrated_on_
                                      "enhance_db": 12.0}
 
 
+@pytest.mark.parametrize("name, enhanced, threshold", [("single_user_first_look", "single_user_enhanced", 0.88),
+                                                        ("single_user_first_look_seed1", "single_user_enhanced_seed1", 0.82),
+                                                        ("single_user_first_look_seed2", "single_user_enhanced_seed2", 0.81)])
+def test_the_first_look_checkpoints_are_the_enhanced_models_deciding_once_per_silence(name, enhanced, threshold):
+    """The enhanced models' weights, answering only at their first look at a silence; the threshold
+    picked so (``calibrate --answer-within-s 0.3``) on the same three validation draws, lower than
+    the enhanced model's own since no pause is taken after the first look."""
+    m, e = te.load(te.checkpoint_path(name)), te.load(te.checkpoint_path(enhanced))
+    assert np.array_equal(m.weights, e.weights) and m.bias == e.bias and m.meta["train"] == e.meta["train"]
+    assert m.answer_within_s == 0.3 and e.answer_within_s is None and m.meta["enhance_db"] == 12.0
+    assert m.threshold == threshold < e.threshold
+    assert m.meta["calibration"] == {"val": "valbig_s0.jsonl, val_s1.jsonl, val_s2.jsonl", "max_early": 0.02,
+                                     "threshold": threshold, "pooled": True, "sets": ["pause", "turn_taking"],
+                                     "enhance_db": 12.0, "answer_within_s": 0.3}
+
+
 def test_the_pool_checkpoint_is_fitted_on_more_pause_scenes_with_the_sets_weighed_alike():
     """``single_user_pool_enhanced``: the single-user recipe fitted on the pause pool's 560 training
     scenes beside the 140 turn-taking ones, each set's frames weighing alike, and calibrated on the

@@ -19,7 +19,8 @@ the endpointing.
 ``words``, the default, or ``single_user``, faster for one user, not fitted for several people,
 and ``single_user_seed1`` / ``_seed2``, its recipe on two more draws of training rooms, and
 ``single_user_enhanced`` (and ``_seed1``, ``_seed2``), the same three heard through the cascade's
-speech enhancement; its hash is in ``config()``). ``threshold``: default the checkpoint's own, chosen on the
+speech enhancement, and ``single_user_first_look`` (and ``_seed1``, ``_seed2``), those three deciding
+once per silence, at their first look; its hash is in ``config()``). ``threshold``: default the checkpoint's own, chosen on the
 validation split. ``filler_prompt`` (the cascade's knob: the recogniser's prompt is written with
 fillers, so that it writes the "um" it hears) and ``model`` (the cascade's recogniser): default as
 the checkpoint was fitted (``meta["filler_prompt"]``, ``meta["asr"]``; a checkpoint without it

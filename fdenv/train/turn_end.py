@@ -490,14 +490,19 @@ def fit_logistic(x: np.ndarray, y: np.ndarray, l2: float, sample_weight: np.ndar
 # "Speech enhancement before the recogniser"), with the generator's 90 more validation pause
 # scenes ("The enhanced seeds at the larger validation's thresholds"); and the recipe fitted on a
 # four times larger pool of generated pause scenes, the scene sets weighed alike (``fit
-# --balance-sets``), for an agent that hears so ("A larger pool of training scenes, tried")
+# --balance-sets``), for an agent that hears so ("A larger pool of training scenes, tried"); and the
+# three enhanced ones deciding once per silence, at their first look (``calibrate --answer-within-s
+# 0.3``, the same validation; "Deciding at the first look")
 SHIPPED = {"words": "turn_end.json", "single_user": "turn_end_single_user.json",
            "single_user_seed1": "turn_end_single_user_seed1.json",
            "single_user_seed2": "turn_end_single_user_seed2.json",
            "single_user_enhanced": "turn_end_single_user_enhanced.json",
            "single_user_enhanced_seed1": "turn_end_single_user_enhanced_seed1.json",
            "single_user_enhanced_seed2": "turn_end_single_user_enhanced_seed2.json",
-           "single_user_pool_enhanced": "turn_end_single_user_pool_enhanced.json"}
+           "single_user_pool_enhanced": "turn_end_single_user_pool_enhanced.json",
+           "single_user_first_look": "turn_end_single_user_first_look.json",
+           "single_user_first_look_seed1": "turn_end_single_user_first_look_seed1.json",
+           "single_user_first_look_seed2": "turn_end_single_user_first_look_seed2.json"}
 
 
 def default_checkpoint() -> Path:
