@@ -55,15 +55,16 @@ def row(model, rows: list[dict], threshold: float) -> str:
 
 
 def _window(text: str) -> float | None:
-    if text.strip().lower() == "none":
-        return None
+    from fdenv.cli.turn_end import seconds_or_none
     from fdenv.train.turn_end import check_answer_within
 
+    seconds = seconds_or_none(text)
+    if seconds == "none":
+        return None
     try:
-        return check_answer_within(float(text), "--windows")
+        return check_answer_within(seconds, "--windows")
     except ValueError as e:
-        raise argparse.ArgumentTypeError(f"{text!r}: seconds of silence or none" if "convert" in str(e) else str(e)
-                                         ) from None
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def main(argv=None) -> None:

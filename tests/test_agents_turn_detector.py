@@ -180,8 +180,9 @@ def test_a_model_that_decides_at_its_first_look_leaves_a_later_rise_to_the_endpo
     _, on, ctx, _ = play(sure, [CONTEXT])
     assert 0.25 <= [t for t in on if t > ctx.end][0] - ctx.end <= 0.25 + 0.25
     with pytest.raises(ValueError, match=r"the checkpoint answers only within 0\.3 s of silence, before its first "
-                                         r"look \(min_endpoint_ms=400\)"):
-        TurnDetectorAgent(turn_end_model=first_look, min_endpoint_ms=400)
+                                         r"look at 320 ms \(min_endpoint_ms=300\)"):
+        TurnDetectorAgent(turn_end_model=first_look, min_endpoint_ms=300)  # its first window past 300 ms ends at 320
+    TurnDetectorAgent(turn_end_model=first_look, min_endpoint_ms=288)  # a first look at 288 ms is inside 0.3 s
 
 
 def _judged(model, record_sound: bool) -> list[dict]:

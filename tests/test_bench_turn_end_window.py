@@ -50,7 +50,7 @@ def test_bad_windows_are_named(bench, tmp_path, capsys):
     m = te.TurnEndModel(np.zeros(te.N_FEATURES), -2.0)
     m.save(tmp_path / "m.json")
     val = write_lines(tmp_path / "val.jsonl", [_silence("pause-1", "pause", False, [0] * 3)])
-    for bad, msg in (("0", "--windows=0.0; seconds of silence"), ("soon", "'soon': seconds of silence or none")):
+    for bad, msg in (("0", "--windows=0.0; seconds of silence"), ("soon", "'soon': seconds (e.g. 0.3) or none")):
         with pytest.raises(SystemExit):
             bench.main(["--checkpoint", str(tmp_path / "m.json"), "--val", val, "--windows", bad])
         assert msg in capsys.readouterr().err

@@ -94,12 +94,13 @@ class TurnDetectorAgent(CascadeAgent):
                                    self._load(group_checkpoint, group_turn_end_model), "group_threshold",
                                    group_threshold)
                        if group_checkpoint is not None or group_turn_end_model is not None else None)
+        first_look_ms = np.ceil(min_endpoint_ms / WINDOW_MS) * WINDOW_MS  # the first window past min_endpoint_ms
         for field, loaded in (("checkpoint", self._single), ("group_checkpoint", self._group)):
             within = loaded[0].answer_within_s if loaded is not None else None
-            if within is not None and within * 1000 < min_endpoint_ms:
+            if within is not None and within * 1000 < first_look_ms - 1e-6:
                 raise ValueError(f"turn_detector: the {field} answers only within {within} s of silence, before its "
-                                 f"first look (min_endpoint_ms={min_endpoint_ms}); lower min_endpoint_ms or "
-                                 "calibrate the checkpoint with a longer --answer-within-s")
+                                 f"first look at {first_look_ms:.0f} ms (min_endpoint_ms={min_endpoint_ms}); lower "
+                                 "min_endpoint_ms or calibrate the checkpoint with a longer --answer-within-s")
         self.turn_end, self.threshold = self._single[:2]  # the episode's model: reset picks it
         # each model's episodes are heard as its training transcripts were: a group model without
         # the single-user model's speech enhancement keeps hearing the turns as they are

@@ -730,8 +730,8 @@ def _rounded(rates_: dict) -> dict:
     return {k: (round(v, 4) if isinstance(v, float) else v) for k, v in rates_.items()}
 
 
-def _seconds_or_none(text: str) -> float | str:
-    """``--answer-within-s``: seconds, or "none" (answer at any time)."""
+def seconds_or_none(text: str) -> float | str:
+    """An ``answer_within_s`` option's text: seconds, or "none" (answer at any time)."""
     if text.strip().lower() == "none":
         return "none"
     try:
@@ -814,7 +814,7 @@ def main(argv=None) -> None:
                    help="never answer early after words that stop where a sentence cannot (a closed-class word, "
                         "an ellipsis, a cut word), the threshold picked so; the written checkpoint says so "
                         "(default: as the checkpoint is)")
-    k.add_argument("--answer-within-s", type=_seconds_or_none, default=None, metavar="S",
+    k.add_argument("--answer-within-s", type=seconds_or_none, default=None, metavar="S",
                    help="answer only within S seconds of a silence, else wait for the agent's endpoint (0.3: decide "
                         "once, at the first look; none: at any time), the threshold picked so; the written checkpoint "
                         "says so (default: as the checkpoint is)")
