@@ -73,6 +73,13 @@ def write_lines(path, rows) -> str:
     return str(path)
 
 
+def named_silence(scene: str, kind: str, named: bool, labels: list[int]) -> dict:
+    """A ``collect`` line of one silence judged at its first look (0.256 s), the transcript "Could you
+    add milk?", with ``labels`` (1: answer now) for its frames, 80 ms apart."""
+    return {"set": kind, "scene_id": scene, "text": "Could you add milk?", "named": named, "silence_s": 0.256,
+            "labels": labels, "expect": "respond" if labels[0] else "may_backchannel"}
+
+
 def alike_silences(n: int, seed: int, **only) -> list[dict]:
     """``n`` collect lines alternating a pause (label 0) and the assistant's turn end (1) with the
     same words, recogniser confidence and microphone sound: what tells them apart is ``only``,

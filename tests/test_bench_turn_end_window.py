@@ -9,17 +9,12 @@ import pytest
 
 from fdenv.train import turn_end as te
 
-from .helpers import benchmark, write_lines
+from .helpers import benchmark, named_silence, write_lines
 
 
 @pytest.fixture(scope="module")
 def bench():
     return benchmark("turn_end_window")
-
-
-def _silence(scene: str, kind: str, named: bool, labels: list[int]) -> dict:
-    return {"set": kind, "scene_id": scene, "text": "Could you add milk?", "named": named, "silence_s": 0.256,
-            "labels": labels, "expect": "respond" if labels[0] else "may_backchannel"}
 
 
 def test_each_window_spends_its_own_budget(bench, tmp_path, capsys):
@@ -33,9 +28,9 @@ def test_each_window_spends_its_own_budget(bench, tmp_path, capsys):
     m.weights[te.N_TEXT:] = 1.0
     m.weights[len(te.PUNCT) + 1 + 3] = 4.0  # the assistant's name heard
     m.save(tmp_path / "m.json")
-    val = write_lines(tmp_path / "val.jsonl", [_silence("pause-1", "pause", False, [0] * 9),
-                                                _silence("turn_taking-1", "turn_taking", True, [1] * 17),
-                                                _silence("turn_taking-2", "turn_taking", False, [1] * 17)])
+    val = write_lines(tmp_path / "val.jsonl", [named_silence("pause-1", "pause", False, [0] * 9),
+                                                named_silence("turn_taking-1", "turn_taking", True, [1] * 17),
+                                                named_silence("turn_taking-2", "turn_taking", False, [1] * 17)])
     bench.main(["--checkpoint", str(tmp_path / "m.json"), "--val", val, "--max-early", "0",
                 "--windows", "0.3", "0.6", "none"])
     out = capsys.readouterr().out.splitlines()
@@ -49,7 +44,7 @@ def test_each_window_spends_its_own_budget(bench, tmp_path, capsys):
 def test_bad_windows_are_named(bench, tmp_path, capsys):
     m = te.TurnEndModel(np.zeros(te.N_FEATURES), -2.0)
     m.save(tmp_path / "m.json")
-    val = write_lines(tmp_path / "val.jsonl", [_silence("pause-1", "pause", False, [0] * 3)])
+    val = write_lines(tmp_path / "val.jsonl", [named_silence("pause-1", "pause", False, [0] * 3)])
     for bad, msg in (("0", "--windows=0.0; seconds of silence"), ("soon", "'soon': seconds (e.g. 0.3) or none")):
         with pytest.raises(SystemExit):
             bench.main(["--checkpoint", str(tmp_path / "m.json"), "--val", val, "--windows", bad])
