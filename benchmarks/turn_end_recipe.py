@@ -4,7 +4,7 @@ penalty of the fit at the threshold ``calibrate --pooled`` would pick, and how i
     python benchmarks/turn_end_recipe.py --train runs/seeds/train_s1.jsonl --val runs/rep/valp_s0.jsonl \\
         --calibrate runs/rep/valbig_s0.jsonl runs/rep/val_s1.jsonl runs/rep/val_s2.jsonl \\
         --heldout runs/rep/val_anechoic.jsonl runs/rep/val_office_noise_echo.jsonl runs/rep/val_car_cabin.jsonl \\
-        [--l2 0.3 1 3 10] [--without-sound] [--bag 10] [--drop-empty]
+        [--l2 0.3 1 3 10] [--without-sound] [--bag 10] [--drop-empty] [--first-look [--fit-first-look]]
 
 The recipe (``python -m fdenv.cli.turn_end fit --sound --confidence``, then ``calibrate --pooled``)
 fits the words, the silence, the sound of the turn's end and the recogniser's confidence on the
@@ -17,7 +17,11 @@ each ``--heldout`` file: the pause scenes taken and the assistant's turn ends an
 median silence (how soon the agent answers). ``--without-sound``: the words, silence and
 confidence alone. ``--bag B``: the mean weights of B fits on bootstrap resamples of the training
 scenes (one linear model, a variance-reducing average). ``--drop-empty``: training silences whose
-transcript holds no words are left out. Files are ``python -m fdenv.cli.turn_end collect --words``
+transcript holds no words are left out. ``--first-look``: the model decides once per silence, at
+its first look, its threshold picked so (``calibrate --answer-within-s 0.3``, as the first-look
+checkpoints are made from the recipe's fit). ``--fit-first-look``: with it, the fit's examples are
+each training silence's first frame alone, the frame that decision reads, and the penalty's
+log-loss is the ``--val`` first frames'. Files are ``python -m fdenv.cli.turn_end collect --words``
 files. Deterministic.
 """
 
@@ -32,6 +36,7 @@ import numpy as np
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 SETS = ("pause", "turn_taking")
+FIRST_LOOK_S = 0.3  # a window that holds the first look (0.256 s of silence) alone: calibrate --answer-within-s 0.3
 
 
 def read(paths: list[Path], option: str) -> list[dict]:
@@ -97,19 +102,28 @@ def main(argv=None) -> None:
     ap.add_argument("--without-sound", action="store_true")
     ap.add_argument("--bag", type=int, default=0, metavar="B")
     ap.add_argument("--drop-empty", action="store_true")
+    ap.add_argument("--first-look", action="store_true", help="decide once per silence, at the first look")
+    ap.add_argument("--fit-first-look", action="store_true",
+                    help="with --first-look: fit on each training silence's first frame alone")
     args = ap.parse_args(argv)
     if args.bag < 0:
         ap.error(f"--bag {args.bag}: the number of bootstrap fits, 0 (none) or more")
+    if args.fit_first_look and not args.first_look:
+        ap.error("--fit-first-look fits the first look's decision; add --first-look")
     train = read(args.train, "--train")
     if args.drop_empty:
         train = [r for r in train if bare_words(r["text"])]
     val, cal = read(args.val, "--val"), read(args.calibrate, "--calibrate")
+    if args.fit_first_look:
+        train, val = ([{**r, "labels": r["labels"][:1]} for r in rows] for rows in (train, val))
     held = {path.name: read([path], "--heldout") for path in args.heldout}
     y = np.array([label for r in val for label in r["labels"]], np.float64)
     print(f"{', '.join(p.name for p in args.train)}: {len(train)} training silences"
           + (", without the sound" if args.without_sound else "") + (f", {args.bag} bootstrap fits averaged"
                                                                        if args.bag else "")
-          + (", silences without words left out" if args.drop_empty else ""))
+          + (", silences without words left out" if args.drop_empty else "")
+          + (", fitted on their first frames" if args.fit_first_look else "")
+          + (", deciding at the first look" if args.first_look else ""))
     header = ["L2", "validation log-loss", "threshold",
               "calibration: pause scenes taken; turn ends answered early, at", *held]
     print("| " + " | ".join(header) + " |\n|" + "---|" * len(header))
@@ -118,6 +132,7 @@ def main(argv=None) -> None:
     for l2 in args.l2:
         model = fitted(sets, l2, not args.without_sound)
         nll = log_loss(np.concatenate(silence_probs(model, val)), y)
+        model.answer_within_s = FIRST_LOOK_S if args.first_look else None
         threshold = pick_threshold(model, cal, args.max_early, group=by_set)
         cells = [f"{nll:.4f}", f"{threshold:.2f}", *(cell(model, rs, threshold) for rs in (cal, *held.values()))]
         rows.append((nll, l2, cells))

@@ -94,3 +94,38 @@ def test_bagging_is_deterministic_and_differs_from_one_fit(bench, files, capsys)
 def test_a_negative_bag_is_refused(bench, files):
     with pytest.raises(SystemExit):
         bench.main(["--train", files["train"], "--val", files["val"], "--calibrate", files["cal"], "--bag", "-1"])
+
+
+def test_the_first_look_decides_once_and_its_fit_reads_the_first_frames(bench, files, capsys):
+    """``--first-look`` answers only at the first look (0.256 s, printed 0.26); ``--fit-first-look``
+    fits each silence's first frame alone, so its log-loss is that of the recipe's fit on the
+    first frames of the training and validation silences."""
+    from fdenv.train.turn_end import fit
+
+    argv = ["--train", files["train"], "--val", files["val"], "--calibrate", files["cal"], "--l2", "1"]
+    bench.main(argv + ["--first-look"])
+    out = capsys.readouterr().out
+    assert out.splitlines()[0] == "train.jsonl: 120 training silences, deciding at the first look"
+    (every,) = _table(out)
+    assert every[3].endswith("at 0.26 s")
+    bench.main(argv + ["--first-look", "--fit-first-look"])
+    out = capsys.readouterr().out
+    assert out.splitlines()[0] == ("train.jsonl: 120 training silences, fitted on their first frames, deciding at "
+                                   "the first look")
+    (first,) = _table(out)
+    assert first[3].endswith("at 0.26 s")
+    train, val = ([{**r, "labels": r["labels"][:1]} for r in cli.silences_as_heard(
+        [path], ["pause", "turn_taking"], option, sound=True, words=True)] for path, option in
+        ((files["train"], "--train"), (files["val"], "--val")))
+    t, n, s, y, sd, w, *_ = cli.examples(train)
+    model = fit(t, n, y, s, l2=1.0, sounds=sd, words=w)
+    probs = np.concatenate(cli.silence_probs(model, val))
+    assert first[1] == f"{cli.log_loss(probs, np.array([r['labels'][0] for r in val], np.float64)):.4f}"
+    assert first[1] != every[1]  # six frames a silence against one: another fit
+
+
+def test_a_fit_for_the_first_look_needs_the_first_look(bench, files, capsys):
+    with pytest.raises(SystemExit):
+        bench.main(["--train", files["train"], "--val", files["val"], "--calibrate", files["cal"],
+                    "--fit-first-look"])
+    assert "--fit-first-look fits the first look's decision; add --first-look" in capsys.readouterr().err
