@@ -31,6 +31,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 SETS = ("pause", "turn_taking")
 ENDPOINT_S = 2.0  # the turn detector's endpoint_silence_ms: a turn end neither look answers waits this long
+FIRST_LOOK_S = 0.256  # the silence at the first look (collect's first labelled frame)
 
 
 def answers(probs: list[np.ndarray], first: float, look: int | None, second: float) -> list[int | None]:
@@ -84,8 +85,8 @@ def _seconds(text: str) -> float:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r}: seconds of silence (e.g. 1.296)") from None
-    if not 0.256 < value < ENDPOINT_S:
-        raise argparse.ArgumentTypeError(f"--at={value}; a second look falls after the first (0.256 s) and "
+    if not FIRST_LOOK_S < value < ENDPOINT_S:
+        raise argparse.ArgumentTypeError(f"--at={value}; a second look falls after the first ({FIRST_LOOK_S} s) and "
                                          f"before the endpoint ({ENDPOINT_S:g} s)")
     return value
 
@@ -107,9 +108,10 @@ def main(argv=None) -> None:
     if args.extra_early < 0:
         ap.error(f"--extra-early={args.extra_early}; a count of silences, 0 or more")
     model = load(checkpoint_path(args.checkpoint))
-    if model.answer_within_s is None:
-        ap.error(f"--checkpoint {args.checkpoint} answers at any time in a silence; give a first-look one "
-                 "(calibrate --answer-within-s 0.3)")
+    if model.answer_within_s is None or model.answer_within_s >= FIRST_LOOK_S + FRAME_S - 1e-9:
+        within = "at any time" if model.answer_within_s is None else f"within {model.answer_within_s:g} s"
+        ap.error(f"--checkpoint {args.checkpoint} answers {within} in a silence, past its first look; give a "
+                 "first-look one (calibrate --answer-within-s 0.3)")
     first = model.threshold
     model = copy.copy(model)
     model.answer_within_s = None  # P at every frame: the second look reads it where the agent would
@@ -117,7 +119,7 @@ def main(argv=None) -> None:
     picked = lines_as_heard(model, args.pick_on, list(SETS), "--pick-on") if args.pick_on else val
     val_probs = silence_probs(model, val)
     groups = [(rows, silence_probs(model, rows)) for rows in by_set(picked).values()]
-    start = float(val[0]["silence_s"]) if val else 0.256
+    start = float(val[0]["silence_s"]) if val else FIRST_LOOK_S
     print(f"{args.checkpoint}: first look at {first:.2f}; each second look at the lowest threshold adding at most "
           f"{args.extra_early} early answers per set on {', '.join(p.name for p in (args.pick_on or args.val))}")
     print("| second look | its threshold | pause scenes taken | turn ends answered at the first look | "

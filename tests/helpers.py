@@ -75,7 +75,8 @@ def write_lines(path, rows) -> str:
 
 def named_silence(scene: str, kind: str, named: bool, labels: list[int]) -> dict:
     """A ``collect`` line of one silence judged at its first look (0.256 s), the transcript "Could you
-    add milk?", with ``labels`` (1: answer now) for its frames, 80 ms apart."""
+    add milk?" (``named``: with the assistant's name heard), with ``labels`` (1: answer now) for its
+    frames, 80 ms apart."""
     return {"set": kind, "scene_id": scene, "text": "Could you add milk?", "named": named, "silence_s": 0.256,
             "labels": labels, "expect": "respond" if labels[0] else "may_backchannel"}
 

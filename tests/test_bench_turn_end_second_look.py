@@ -57,9 +57,11 @@ def test_extra_early_answers_buy_an_earlier_look(bench, tmp_path, capsys):
 
 def test_bad_input_is_named(bench, tmp_path, capsys):
     val = _val(tmp_path)
-    with pytest.raises(SystemExit):
-        bench.main(["--checkpoint", _model(tmp_path, within=None), "--val", val])
-    assert "answers at any time in a silence; give a first-look one" in capsys.readouterr().err
+    for within, says in ((None, "answers at any time in a silence, past its first look"),
+                         (0.45, "answers within 0.45 s in a silence, past its first look")):
+        with pytest.raises(SystemExit):
+            bench.main(["--checkpoint", _model(tmp_path, within=within), "--val", val])
+        assert says in capsys.readouterr().err
     for bad, msg in (("0.2", "--at=0.2; a second look falls after the first"), ("soon", "'soon': seconds of silence"),
                      ("2.5", "before the endpoint (2 s)")):
         with pytest.raises(SystemExit):
