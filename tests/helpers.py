@@ -73,6 +73,17 @@ def write_lines(path, rows) -> str:
     return str(path)
 
 
+def rising_turn_end_model(answer_within_s: float | None = None):
+    """A turn-end model at threshold 0.5 whose logit is -2, plus 4 when the assistant's name was
+    heard, plus 1 per silence step passed: P rises with the silence and with the name."""
+    from fdenv.train import turn_end as te
+
+    m = te.TurnEndModel(np.zeros(te.N_FEATURES), -2.0, threshold=0.5, answer_within_s=answer_within_s)
+    m.weights[te.N_TEXT:] = 1.0
+    m.weights[len(te.PUNCT) + 1 + 3] = 4.0  # the assistant's name heard
+    return m
+
+
 def named_silence(scene: str, kind: str, named: bool, labels: list[int]) -> dict:
     """A ``collect`` line of one silence judged at its first look (0.256 s), the transcript "Could you
     add milk?" (``named``: with the assistant's name heard), with ``labels`` (1: answer now) for its

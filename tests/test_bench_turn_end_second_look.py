@@ -4,12 +4,9 @@ silence and with the assistant's name, on hand-made silences with known answers.
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
-from fdenv.train import turn_end as te
-
-from .helpers import benchmark, named_silence, write_lines
+from .helpers import benchmark, named_silence, rising_turn_end_model, write_lines
 
 
 @pytest.fixture(scope="module")
@@ -19,10 +16,7 @@ def bench():
 
 def _model(tmp_path, within: float | None = 0.3):
     """logit -2 + 4 when named + 1 per silence step passed, deciding at its first look at 0.5."""
-    m = te.TurnEndModel(np.zeros(te.N_FEATURES), -2.0, threshold=0.5, answer_within_s=within)
-    m.weights[te.N_TEXT:] = 1.0
-    m.weights[len(te.PUNCT) + 1 + 3] = 4.0  # the assistant's name heard
-    m.save(tmp_path / "m.json")
+    rising_turn_end_model(within).save(tmp_path / "m.json")
     return str(tmp_path / "m.json")
 
 

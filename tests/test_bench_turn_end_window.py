@@ -9,7 +9,7 @@ import pytest
 
 from fdenv.train import turn_end as te
 
-from .helpers import benchmark, named_silence, write_lines
+from .helpers import benchmark, named_silence, rising_turn_end_model, write_lines
 
 
 @pytest.fixture(scope="module")
@@ -24,10 +24,7 @@ def test_each_window_spends_its_own_budget(bench, tmp_path, capsys):
     pause caps the threshold at 0.12 and the named end is answered at once; within 0.6 s the pause
     reaches 0.5, so 0.51, the same answers; with no window the pause reaches 0.881, so 0.89: the
     named end waits for the 0.4 s step and the other is answered at 1.056 s."""
-    m = te.TurnEndModel(np.zeros(te.N_FEATURES), -2.0, threshold=0.5)
-    m.weights[te.N_TEXT:] = 1.0
-    m.weights[len(te.PUNCT) + 1 + 3] = 4.0  # the assistant's name heard
-    m.save(tmp_path / "m.json")
+    rising_turn_end_model().save(tmp_path / "m.json")
     val = write_lines(tmp_path / "val.jsonl", [named_silence("pause-1", "pause", False, [0] * 9),
                                                 named_silence("turn_taking-1", "turn_taking", True, [1] * 17),
                                                 named_silence("turn_taking-2", "turn_taking", False, [1] * 17)])
