@@ -4,7 +4,8 @@ penalty of the fit at the threshold ``calibrate --pooled`` would pick, and how i
     python benchmarks/turn_end_recipe.py --train runs/seeds/train_s1.jsonl --val runs/rep/valp_s0.jsonl \\
         --calibrate runs/rep/valbig_s0.jsonl runs/rep/val_s1.jsonl runs/rep/val_s2.jsonl \\
         --heldout runs/rep/val_anechoic.jsonl runs/rep/val_office_noise_echo.jsonl runs/rep/val_car_cabin.jsonl \\
-        [--l2 0.3 1 3 10] [--without-sound] [--bag 10] [--drop-empty] [--first-look [--fit-first-look]]
+        [--l2 0.3 1 3 10] [--sound-l2-scales 1 10 100] [--without-sound] [--bag 10] [--drop-empty]
+        [--first-look [--fit-first-look]]
 
 The recipe (``python -m fdenv.cli.turn_end fit --sound --confidence``, then ``calibrate --pooled``)
 fits the words, the silence, the sound of the turn's end and the recogniser's confidence on the
@@ -14,8 +15,9 @@ not-to-answer silences in the ``--calibrate`` files together are answered early.
 changes the rooms and the humans' timings the training scenes are played in, and with them the
 model; this prints, per penalty, the log-loss, that threshold, and on the calibration files and
 each ``--heldout`` file: the pause scenes taken and the assistant's turn ends answered early, at a
-median silence (how soon the agent answers). ``--without-sound``: the words, silence and
-confidence alone. ``--bag B``: the mean weights of B fits on bootstrap resamples of the training
+median silence (how soon the agent answers). ``--sound-l2-scales``: each penalty is tried
+with each of these factors on the sound columns' penalty (``fit --sound-l2-scales``; the pick is
+the pair with the lowest log-loss). ``--without-sound``: the words, silence and confidence alone. ``--bag B``: the mean weights of B fits on bootstrap resamples of the training
 scenes (one linear model, a variance-reducing average). ``--drop-empty``: training silences whose
 transcript holds no words are left out. ``--first-look``: the model decides once per silence, at
 its first look, its threshold picked so (``calibrate --answer-within-s 0.3``, as the first-look
@@ -62,12 +64,13 @@ def training_sets(rows: list[dict], bag: int) -> list[tuple]:
     return [examples([r for i in rng.choice(len(ids), len(ids)) for r in scenes[ids[i]]]) for _ in range(bag)]
 
 
-def fitted(sets: list[tuple], l2: float, sound: bool):
-    """The recipe's model at penalty ``l2``: fitted on the one set of examples, or the mean of the
-    fits on each bootstrap set."""
+def fitted(sets: list[tuple], l2: float, sound: bool, sound_l2_scale: float = 1.0):
+    """The recipe's model at penalty ``l2`` (``sound_l2_scale`` times it on the sound's columns):
+    fitted on the one set of examples, or the mean of the fits on each bootstrap set."""
     from fdenv.train.turn_end import fit
 
-    models = [fit(t, n, y, s, l2=l2, sounds=sd if sound else None, words=w) for t, n, s, y, sd, w, *_ in sets]
+    models = [fit(t, n, y, s, l2=l2, sounds=sd if sound else None, words=w, sound_l2_scale=sound_l2_scale)
+              for t, n, s, y, sd, w, *_ in sets]
     model = models[0]
     if len(models) > 1:
         model.weights = np.mean([m.weights for m in models], axis=0)
@@ -98,6 +101,8 @@ def main(argv=None) -> None:
                     help="picks the threshold, pooled, as `calibrate --pooled --val`")
     ap.add_argument("--heldout", nargs="*", default=[], type=Path, help="each reported alone")
     ap.add_argument("--l2", nargs="+", type=float, default=list(L2S), help=f"penalties (default: fit's, {L2S})")
+    ap.add_argument("--sound-l2-scales", nargs="+", type=float, default=[1.0], metavar="K",
+                    help="factors on the sound columns' penalty, each tried with every --l2 (default: 1)")
     ap.add_argument("--max-early", type=float, default=0.02, help="the threshold's budget, as calibrate's")
     ap.add_argument("--without-sound", action="store_true")
     ap.add_argument("--bag", type=int, default=0, metavar="B")
@@ -108,6 +113,10 @@ def main(argv=None) -> None:
     args = ap.parse_args(argv)
     if args.bag < 0:
         ap.error(f"--bag {args.bag}: the number of bootstrap fits, 0 (none) or more")
+    if any(not 0.0 < k < float("inf") for k in args.sound_l2_scales):
+        ap.error(f"--sound-l2-scales {' '.join(map(str, args.sound_l2_scales))}: positive factors, e.g. 1 10 100")
+    if args.without_sound and args.sound_l2_scales != [1.0]:
+        ap.error("--sound-l2-scales scales the sound's penalty; leave out --without-sound")
     if args.fit_first_look and not args.first_look:
         ap.error("--fit-first-look fits the first look's decision; add --first-look")
     train = read(args.train, "--train")
@@ -130,15 +139,17 @@ def main(argv=None) -> None:
     rows = []
     sets = training_sets(train, args.bag)
     for l2 in args.l2:
-        model = fitted(sets, l2, not args.without_sound)
-        nll = log_loss(np.concatenate(silence_probs(model, val)), y)
-        model.answer_within_s = FIRST_LOOK_S if args.first_look else None
-        threshold = pick_threshold(model, cal, args.max_early, group=by_set)
-        cells = [f"{nll:.4f}", f"{threshold:.2f}", *(cell(model, rs, threshold) for rs in (cal, *held.values()))]
-        rows.append((nll, l2, cells))
+        for scale in args.sound_l2_scales:
+            model = fitted(sets, l2, not args.without_sound, scale)
+            nll = log_loss(np.concatenate(silence_probs(model, val)), y)
+            model.answer_within_s = FIRST_LOOK_S if args.first_look else None
+            threshold = pick_threshold(model, cal, args.max_early, group=by_set)
+            cells = [f"{nll:.4f}", f"{threshold:.2f}", *(cell(model, rs, threshold) for rs in (cal, *held.values()))]
+            name = f"{l2:g}" + (f", sound x{scale:g}" if len(args.sound_l2_scales) > 1 else "")
+            rows.append((nll, name, cells))
     picked = min(rows)[1]  # the lowest log-loss, as fit picks
-    for _, l2, cells in rows:
-        print("| " + " | ".join([f"{l2:g}" + (" (the pick)" if l2 == picked else ""), *cells]) + " |")
+    for _, name, cells in rows:
+        print("| " + " | ".join([name + (" (the pick)" if name == picked else ""), *cells]) + " |")
 
 
 if __name__ == "__main__":

@@ -129,3 +129,30 @@ def test_a_fit_for_the_first_look_needs_the_first_look(bench, files, capsys):
         bench.main(["--train", files["train"], "--val", files["val"], "--calibrate", files["cal"],
                     "--fit-first-look"])
     assert "--fit-first-look fits the first look's decision; add --first-look" in capsys.readouterr().err
+
+
+def test_each_penalty_is_tried_with_each_sound_scale_and_the_pick_is_fits(bench, files, tmp_path, capsys):
+    """``--sound-l2-scales``: a row per (penalty, scale); the pick is the pair ``fit
+    --sound-l2-scales`` keeps on the same files, at the same log-loss."""
+    bench.main(["--train", files["train"], "--val", files["val"], "--calibrate", files["cal"],
+                "--sound-l2-scales", "1", "100"])
+    rows = _table(capsys.readouterr().out)
+    assert [r[0].removesuffix(" (the pick)") for r in rows] == [f"{l2:g}, sound x{k}" for l2 in cli.L2S
+                                                               for k in (1, 100)]
+    assert len({r[1] for r in rows}) == len(rows)  # each pair is another fit
+    (pick,) = [r for r in rows if r[0].endswith("(the pick)")]
+    logged = []
+    cli.fit_main(files["train"], files["val"], tmp_path / "m.json", sound=True, confidence=True,
+                 sets=["pause", "turn_taking"], sound_l2_scales=[1.0, 100.0], log=logged.append)
+    model = te.load(tmp_path / "m.json")
+    assert pick[0] == f"{model.meta['l2']:g}, sound x{model.meta.get('sound_l2_scale', 1.0):g} (the pick)"
+    assert pick[1] == f"{model.meta['validation']['log_loss']:.4f}"
+
+
+def test_sound_scales_need_the_sound_and_positive_factors(bench, files, capsys):
+    argv = ["--train", files["train"], "--val", files["val"], "--calibrate", files["cal"]]
+    for extra, message in ((["--sound-l2-scales", "10", "--without-sound"], "leave out --without-sound"),
+                           (["--sound-l2-scales", "0"], "positive factors")):
+        with pytest.raises(SystemExit):
+            bench.main(argv + extra)
+        assert message in capsys.readouterr().err

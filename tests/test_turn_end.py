@@ -618,6 +618,58 @@ def test_the_fit_command_takes_the_sound_from_the_denoised_descriptor_and_keeps_
     assert "sound_from" not in json.loads((tmp_path / "p.json").read_text())
 
 
+def test_a_penalty_per_column_penalises_those_weights_alone():
+    """One penalty per column, all alike, is the single penalty bit for bit; a huge penalty on one
+    column holds its weight at 0 and leaves the fit of the others as without that column."""
+    rng = np.random.default_rng(5)
+    x = rng.normal(size=(200, 4))
+    y = (x @ np.array([1.0, -2.0, 1.5, 0.5]) + rng.normal(size=200) > 0).astype(float)
+    assert np.array_equal(te.fit_logistic(x, y, np.full(4, 3.0)), te.fit_logistic(x, y, 3.0))
+    held = te.fit_logistic(x, y, np.array([3.0, 3.0, 1e9, 3.0]))
+    assert abs(held[2]) < 1e-6
+    assert np.allclose(held[[0, 1, 3, 4]], te.fit_logistic(x[:, [0, 1, 3]], y, 3.0), atol=1e-4)
+
+
+def test_the_sound_penalty_scale_holds_the_sound_weights_near_zero_and_is_recorded(tmp_path):
+    texts, named, labels, sounds = _toy_sounds()
+    plain = te.fit(texts, named, labels, sounds=sounds, l2=1.0)
+    some = te.fit(texts, named, labels, sounds=sounds, l2=1.0, sound_l2_scale=100.0)
+    held = te.fit(texts, named, labels, sounds=sounds, l2=1.0, sound_l2_scale=1e4)
+    size = [np.linalg.norm(m.weights[te.N_FEATURES:te.N_FEATURES + te.N_SOUND]) for m in (plain, some, held)]
+    assert size[0] > size[1] > size[2] and size[2] < 0.2 * size[0]
+    assert "sound_l2_scale" not in plain.meta and held.meta["sound_l2_scale"] == 1e4
+    held.save(tmp_path / "h.json")
+    assert te.load(tmp_path / "h.json").meta["sound_l2_scale"] == 1e4
+    with pytest.raises(ValueError, match="hears no sound"):
+        te.fit(texts, named, labels, sound_l2_scale=10.0)
+    for bad in (0.0, -1.0, float("inf"), True):
+        with pytest.raises(ValueError, match="sound_l2_scale"):
+            te.fit(texts, named, labels, sounds=sounds, sound_l2_scale=bad)
+
+
+def test_the_fit_command_picks_the_sound_scale_with_the_penalty_by_validation_log_loss(tmp_path):
+    """Where only the sound tells the silences apart, the grid keeps the sound's own penalty: a
+    scale that holds the sound near 0 fits validation worse."""
+    texts, named, labels, sounds = _toy_sounds(60)
+    lines = [{"set": "pause", "scene_id": f"s{i}", "text": t, "named": n, "silence_s": 0.256, "labels": [y] * 4,
+              "sound": np.round(s, 2).tolist()} for i, (t, n, y, s) in enumerate(zip(texts, named, labels, sounds))]
+    write_lines(tmp_path / "a.jsonl", lines)
+    logged = []
+    cli.fit_main(tmp_path / "a.jsonl", tmp_path / "a.jsonl", tmp_path / "m.json", sound=True,
+                 sound_l2_scales=[1.0, 1e4], log=logged.append)
+    scores = {line.split(":")[0]: float(line.split("log-loss ")[1].split(",")[0]) for line in logged
+              if "log-loss" in line}
+    assert len(scores) == 2 * len(cli.L2S) and any("sound x10000" in k for k in scores)
+    model = te.load(tmp_path / "m.json")
+    assert "sound_l2_scale" not in model.meta
+    assert scores[f"l2 {model.meta['l2']}, sound x1"] == min(scores.values())
+    with pytest.raises(ValueError, match="add --sound"):
+        cli.fit_main(tmp_path / "a.jsonl", tmp_path / "a.jsonl", tmp_path / "n.json", sound_l2_scales=[10.0])
+    with pytest.raises(ValueError, match="positive factors"):
+        cli.fit_main(tmp_path / "a.jsonl", tmp_path / "a.jsonl", tmp_path / "n.json", sound=True,
+                     sound_l2_scales=[0.0])
+
+
 def _the_fit_command_needs(tmp_path, lines: list[dict], field: str, **option) -> te.TurnEndModel:
     """``fit_main`` with ``option`` learns what only ``field`` of the ``lines`` tells (AUC 1) and
     names the first line without it; the model it wrote."""

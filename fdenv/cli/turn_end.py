@@ -430,7 +430,8 @@ def log_loss(p: np.ndarray, y: np.ndarray) -> float:
 
 def fit_main(train, val, out: Path, max_early: float = 0.05, sound: bool = False, log=print,
              sets=None, confidence: bool = False, pitch: bool = False, smart_turn: bool = False,
-             sound_from: str = "microphone", pitch_from: str = "microphone", balance_sets: bool = False) -> dict:
+             sound_from: str = "microphone", pitch_from: str = "microphone", balance_sets: bool = False,
+             sound_l2_scales=(1.0,)) -> dict:
     """``train``, ``val``: a ``collect`` file or a list of them (say, one per voice back end).
     ``sound``: the model also hears the sound of the turn's end (every line needs its descriptor).
     ``confidence``: it also reads the recogniser's confidence in the words (every line needs its
@@ -442,8 +443,16 @@ def fit_main(train, val, out: Path, max_early: float = 0.05, sound: bool = False
     all), say a model for a single user without the multi-party data. ``balance_sets``: every scene
     set's training frames weigh alike in the fit, however many scenes each set has (a pool of
     generated pause scenes four times the turn-taking set's would otherwise teach the model the
-    pauses' statistics at the expense of the turn-taking scenes')."""
+    pauses' statistics at the expense of the turn-taking scenes'). ``sound_l2_scales``: with
+    ``sound``, the factors on the sound columns' penalty tried with each L2 penalty (the pair with
+    the lowest validation log-loss is kept; ``fdenv.train.turn_end.fit``'s ``sound_l2_scale``)."""
     from ..train.turn_end import fit
+
+    scales = [float(k) for k in sound_l2_scales]
+    if not scales or any(not 0.0 < k < float("inf") for k in scales):
+        raise ValueError(f"--sound-l2-scales {' '.join(map(str, sound_l2_scales))}: positive factors, e.g. 1 10 100")
+    if not sound and scales != [1.0]:
+        raise ValueError("--sound-l2-scales scales the sound's penalty; add --sound, or leave it out")
 
     for name, source in (("sound_from", sound_from), ("pitch_from", pitch_from)):
         if source not in SOUND_SOURCES:
@@ -460,14 +469,17 @@ def fit_main(train, val, out: Path, max_early: float = 0.05, sound: bool = False
     weights, set_weights = set_balanced_weights(trows) if balance_sets else (None, None)
     best = None
     for l2 in L2S:
-        model = fit(tt, tn, ty, ts, l2=l2, sounds=tsd if sound else None, words=tw if confidence else None,
-                    pitches=tp if pitch else None, smart_turns=tst if smart_turn else None, weights=weights)
-        model.sound_from, model.pitch_from = sound_from, pitch_from
-        p = np.clip(np.array([model.prob(*q) for q in zip(vt, vn, vs, vsd, vw, vp, vst)]), 1e-9, 1 - 1e-9)
-        nll = log_loss(p, vy_)
-        log(f"l2 {l2}: validation log-loss {nll:.4f}, ROC AUC {roc_auc(p, vy_):.3f} (per frame)")
-        if best is None or nll < best[0]:
-            best = (nll, l2, model, p)
+        for scale in scales:
+            model = fit(tt, tn, ty, ts, l2=l2, sounds=tsd if sound else None, words=tw if confidence else None,
+                        pitches=tp if pitch else None, smart_turns=tst if smart_turn else None, weights=weights,
+                        sound_l2_scale=scale)
+            model.sound_from, model.pitch_from = sound_from, pitch_from
+            p = np.clip(np.array([model.prob(*q) for q in zip(vt, vn, vs, vsd, vw, vp, vst)]), 1e-9, 1 - 1e-9)
+            nll = log_loss(p, vy_)
+            log(f"l2 {l2}{f', sound x{scale:g}' if len(scales) > 1 else ''}: validation log-loss {nll:.4f}, "
+                f"ROC AUC {roc_auc(p, vy_):.3f} (per frame)")
+            if best is None or nll < best[0]:
+                best = (nll, l2, model, p)
     nll, l2, model, p = best
     model.threshold = pick_threshold(model, vrows, max_early)
     r = rates(model, vrows, model.threshold)
@@ -792,6 +804,9 @@ def main(argv=None) -> None:
                         "noise-suppressed, in which the tracker finds more of a voice in road noise")
     f.add_argument("--sets", nargs="+", default=None, choices=list(SETS),
                    help="fit and validate on these scene sets' silences alone (default: all in the files)")
+    f.add_argument("--sound-l2-scales", type=float, nargs="+", default=[1.0], metavar="K",
+                   help="with --sound: factors on the sound columns' L2 penalty, each tried with every penalty, the "
+                        "pair with the lowest validation log-loss kept (default: 1, the same penalty as the rest)")
     f.add_argument("--balance-sets", action="store_true",
                    help="every scene set's training frames weigh alike in the fit, however many scenes each has "
                         "(say, training on a larger pool of generated pause scenes)")
@@ -854,7 +869,8 @@ def main(argv=None) -> None:
         try:
             fit_main(args.train, args.val, args.out, args.max_early, args.sound, sets=args.sets,
                      confidence=args.confidence, pitch=args.pitch, smart_turn=args.smart_turn,
-                     sound_from=args.sound_from, pitch_from=args.pitch_from, balance_sets=args.balance_sets)
+                     sound_from=args.sound_from, pitch_from=args.pitch_from, balance_sets=args.balance_sets,
+                     sound_l2_scales=args.sound_l2_scales)
         except ValueError as e:  # a bad or unsuitable file: its name, line and the fix, not a traceback
             p.error(str(e))
 

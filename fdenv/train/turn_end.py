@@ -407,7 +407,7 @@ def load(path: str | Path) -> TurnEndModel:
 def fit(texts: list[str], named: list[bool], labels: list[int], silence_s: list[float] | None = None,
         l2: float = 1.0, sounds: list | None = None, words: list | None = None,
         pitches: list | None = None, smart_turns: list | None = None,
-        weights: list[float] | None = None) -> TurnEndModel:
+        weights: list[float] | None = None, sound_l2_scale: float = 1.0) -> TurnEndModel:
     """Logistic regression with an L2 penalty ``l2`` (on the weights, not the bias), fitted with
     L-BFGS: deterministic, so the same data gives the same checkpoint. One example per (transcript,
     silence so far, label); ``silence_s`` None: all at no silence. ``sounds``: each example's
@@ -416,7 +416,17 @@ def fit(texts: list[str], named: list[bool], labels: list[int], silence_s: list[
     reads the recogniser's confidence; ``pitches``: each example's ``pitch_descriptor``, for one
     that hears the pitch; ``smart_turns``: each example's Smart Turn probability, for one that hears
     it; None for words and silence alone. ``weights``: each example's weight in the loss (say, so
-    that every scene set counts alike); None: all 1."""
+    that every scene set counts alike); None: all 1. ``sound_l2_scale``: the sound's columns are
+    penalised that many times ``l2`` (their 64 weights, fitted on a few thousand silences, vary
+    from one draw of training rooms to the next far more than the words' do; a larger penalty
+    holds them near 0)."""
+    if isinstance(sound_l2_scale, bool) or not isinstance(sound_l2_scale, (int, float)) \
+            or not 0.0 < sound_l2_scale < float("inf"):
+        raise ValueError(f"fit: sound_l2_scale={sound_l2_scale!r}; a positive factor on the sound's penalty (1: as "
+                         "the other columns')")
+    if sound_l2_scale != 1.0 and sounds is None:
+        raise ValueError(f"fit: sound_l2_scale={sound_l2_scale} scales the sound's penalty, and the model hears no "
+                         "sound; pass sounds or leave it at 1")
     silence_s = [0.0] * len(labels) if silence_s is None else silence_s
     counts = [len(texts), len(named), len(silence_s), len(labels)] + [len(x) for x in (sounds, words, pitches,
                                                                                      smart_turns) if x is not None]
@@ -449,8 +459,14 @@ def fit(texts: list[str], named: list[bool], labels: list[int], silence_s: list[
     if smart_turns is not None:
         rows = [np.concatenate([r, smart_turn_features(p)]) for r, p in zip(rows, smart_turns)]
     x = np.stack(rows).astype(np.float64)
-    wb = fit_logistic(x, y, l2, None if weights is None else np.asarray(weights, np.float64))
-    return TurnEndModel(wb[:-1], wb[-1], meta={"examples": len(y), "positives": int(y.sum()), "l2": l2})
+    penalty = l2
+    if sound_l2_scale != 1.0:  # the sound's columns follow the words' and silence's
+        penalty = np.full(x.shape[1], float(l2))
+        penalty[N_FEATURES:N_FEATURES + N_SOUND] *= sound_l2_scale
+    wb = fit_logistic(x, y, penalty, None if weights is None else np.asarray(weights, np.float64))
+    return TurnEndModel(wb[:-1], wb[-1], meta={"examples": len(y), "positives": int(y.sum()), "l2": l2,
+                                               **({"sound_l2_scale": float(sound_l2_scale)}
+                                                  if sound_l2_scale != 1.0 else {})})
 
 
 def _memo(cache: dict, key, make):
@@ -459,9 +475,9 @@ def _memo(cache: dict, key, make):
     return cache[key]
 
 
-def fit_logistic(x: np.ndarray, y: np.ndarray, l2: float, sample_weight: np.ndarray | None = None) -> np.ndarray:
+def fit_logistic(x: np.ndarray, y: np.ndarray, l2, sample_weight: np.ndarray | None = None) -> np.ndarray:
     """Weights and bias (last) of an L2-penalised logistic regression of ``y`` on ``x`` (L-BFGS);
-    ``sample_weight``: each row's weight in the log-likelihood (an integer weight k fits as k copies
+    ``l2``: one penalty for every weight, or one per column; ``sample_weight``: each row's weight in the log-likelihood (an integer weight k fits as k copies
     of the row would)."""
     from scipy.optimize import minimize
 
