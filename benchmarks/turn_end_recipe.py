@@ -5,7 +5,7 @@ penalty of the fit at the threshold ``calibrate --pooled`` would pick, and how i
         --calibrate runs/rep/valbig_s0.jsonl runs/rep/val_s1.jsonl runs/rep/val_s2.jsonl \\
         --heldout runs/rep/val_anechoic.jsonl runs/rep/val_office_noise_echo.jsonl runs/rep/val_car_cabin.jsonl \\
         [--l2 0.3 1 3 10] [--sound-l2-scales 1 10 100] [--without-sound] [--bag 10] [--drop-empty]
-        [--first-look [--fit-first-look]]
+        [--first-look [--fit-first-look]] [--resample 8]
 
 The recipe (``python -m fdenv.cli.turn_end fit --sound --confidence``, then ``calibrate --pooled``)
 fits the words, the silence, the sound of the turn's end and the recogniser's confidence on the
@@ -23,7 +23,10 @@ transcript holds no words are left out. ``--first-look``: the model decides once
 its first look, its threshold picked so (``calibrate --answer-within-s 0.3``, as the first-look
 checkpoints are made from the recipe's fit). ``--fit-first-look``: with it, the fit's examples are
 each training silence's first frame alone, the frame that decision reads, and the penalty's
-log-loss is the ``--val`` first frames'. Files are ``python -m fdenv.cli.turn_end collect --words``
+log-loss is the ``--val`` first frames'. ``--resample B``: each row also fits B bootstrap
+resamples of the training scenes, each calibrated alone, and gives per file the mean [least,
+most] of their pause scenes taken and turn ends answered early: how much the recipe's decision
+moves with the draw of training scenes, as it does between training seeds. Files are ``python -m fdenv.cli.turn_end collect --words``
 files. Deterministic.
 """
 
@@ -78,16 +81,42 @@ def fitted(sets: list[tuple], l2: float, sound: bool, sound_l2_scale: float = 1.
     return model
 
 
-def cell(model, rows: list[dict], threshold: float) -> str:
-    """Pause scenes taken, and the assistant's turn ends answered early at a median silence."""
+def counts(model, rows: list[dict], threshold: float) -> tuple[int, int, int, dict]:
+    """(pause scenes taken, pause scenes, turn ends answered early, the turn ends' ``rates``)."""
     from fdenv.cli.turn_end import pause_scenes_taken, rates, silence_probs
 
     pauses = [r for r in rows if r["set"] == "pause"]
     taken, scenes = pause_scenes_taken(pauses, silence_probs(model, pauses), threshold)
     ends = rates(model, [r for r in rows if r["set"] == "turn_taking"], threshold)
-    answered = round(ends["early_on_positives"] * ends["positives"])
+    return len(taken), scenes, round(ends["early_on_positives"] * ends["positives"]), ends
+
+
+def cell(model, rows: list[dict], threshold: float) -> str:
+    """Pause scenes taken, and the assistant's turn ends answered early at a median silence."""
+    taken, scenes, answered, ends = counts(model, rows, threshold)
     median = "-" if ends["median_silence_s"] is None else f"{ends['median_silence_s']:.2f} s"
-    return f"{len(taken)}/{scenes}; {answered}/{ends['positives']} at {median}"
+    return f"{taken}/{scenes}; {answered}/{ends['positives']} at {median}"
+
+
+def spread(values: list[int]) -> str:
+    return f"{np.mean(values):.1f} [{min(values)}, {max(values)}]"
+
+
+def resampled_cells(resamples: list[tuple], l2: float, scale: float, args, files: list[list[dict]]) -> list[str]:
+    """Per file: the pause scenes taken and turn ends answered early by each fit on a bootstrap
+    resample of the training scenes, each at its own calibrated threshold, as mean [least, most]."""
+    from fdenv.cli.turn_end import by_set, pick_threshold
+
+    taken, answered = [[] for _ in files], [[] for _ in files]
+    for one in resamples:
+        model = fitted([one], l2, not args.without_sound, scale)
+        model.answer_within_s = FIRST_LOOK_S if args.first_look else None
+        threshold = pick_threshold(model, files[0], args.max_early, group=by_set)
+        for i, rows in enumerate(files):
+            t, _, a, _ = counts(model, rows, threshold)
+            taken[i].append(t)
+            answered[i].append(a)
+    return [f"{spread(t)}; {spread(a)}" for t, a in zip(taken, answered)]
 
 
 def main(argv=None) -> None:
@@ -107,10 +136,14 @@ def main(argv=None) -> None:
     ap.add_argument("--without-sound", action="store_true")
     ap.add_argument("--bag", type=int, default=0, metavar="B")
     ap.add_argument("--drop-empty", action="store_true")
+    ap.add_argument("--resample", type=int, default=0, metavar="B",
+                    help="also fit B bootstrap resamples of the training scenes, each calibrated alone")
     ap.add_argument("--first-look", action="store_true", help="decide once per silence, at the first look")
     ap.add_argument("--fit-first-look", action="store_true",
                     help="with --first-look: fit on each training silence's first frame alone")
     args = ap.parse_args(argv)
+    if args.resample < 0:
+        ap.error(f"--resample {args.resample}: the number of resampled fits, 0 (none) or more")
     if args.bag < 0:
         ap.error(f"--bag {args.bag}: the number of bootstrap fits, 0 (none) or more")
     if any(not 0.0 < k < float("inf") for k in args.sound_l2_scales):
@@ -135,9 +168,12 @@ def main(argv=None) -> None:
           + (", deciding at the first look" if args.first_look else ""))
     header = ["L2", "validation log-loss", "threshold",
               "calibration: pause scenes taken; turn ends answered early, at", *held]
+    if args.resample:
+        header += [f"{name}, {args.resample} resamples" for name in ("calibration", *held)]
     print("| " + " | ".join(header) + " |\n|" + "---|" * len(header))
     rows = []
     sets = training_sets(train, args.bag)
+    resamples = training_sets(train, args.resample) if args.resample else []
     for l2 in args.l2:
         for scale in args.sound_l2_scales:
             model = fitted(sets, l2, not args.without_sound, scale)
@@ -145,6 +181,8 @@ def main(argv=None) -> None:
             model.answer_within_s = FIRST_LOOK_S if args.first_look else None
             threshold = pick_threshold(model, cal, args.max_early, group=by_set)
             cells = [f"{nll:.4f}", f"{threshold:.2f}", *(cell(model, rs, threshold) for rs in (cal, *held.values()))]
+            if resamples:
+                cells += resampled_cells(resamples, l2, scale, args, [cal, *held.values()])
             name = f"{l2:g}" + (f", sound x{scale:g}" if len(args.sound_l2_scales) > 1 else "")
             rows.append((nll, name, cells))
     picked = min(rows)[1]  # the lowest log-loss, as fit picks

@@ -156,3 +156,29 @@ def test_sound_scales_need_the_sound_and_positive_factors(bench, files, capsys):
         with pytest.raises(SystemExit):
             bench.main(argv + extra)
         assert message in capsys.readouterr().err
+
+
+def test_resampled_fits_are_each_calibrated_alone_and_summarised_per_file(bench, files, capsys):
+    """``--resample B``: per file, the mean [least, most] of B fits on bootstrap resamples of the
+    training scenes, each at the threshold calibrated for it; worked out here fit by fit."""
+    bench.main(["--train", files["train"], "--val", files["val"], "--calibrate", files["cal"], "--heldout",
+                files["held"], "--l2", "1", "--resample", "3"])
+    (row,) = _table(capsys.readouterr().out)
+    assert len(row) == 7  # L2, log-loss, threshold, two files, their two resampled cells
+    train = bench.read([files["train"]], "--train")
+    rows = [bench.read([files[name]], "--x") for name in ("cal", "held")]
+    got, biases = [[], []], set()
+    for one in bench.training_sets(train, 3):
+        model = bench.fitted([one], 1.0, True)
+        biases.add(round(model.bias, 6))
+        threshold = cli.pick_threshold(model, rows[0], 0.02, group=cli.by_set)
+        for i, rs in enumerate(rows):
+            taken, _, answered, _ = bench.counts(model, rs, threshold)
+            got[i].append((taken, answered))
+    for cell_, fits in zip(row[5:], got):
+        taken, answered = zip(*fits)
+        assert cell_ == (f"{np.mean(taken):.1f} [{min(taken)}, {max(taken)}]; "
+                         f"{np.mean(answered):.1f} [{min(answered)}, {max(answered)}]")
+    assert len(biases) == 3  # three fits on three resamples, not one
+    with pytest.raises(SystemExit):
+        bench.main(["--train", files["train"], "--val", files["val"], "--calibrate", files["cal"], "--resample", "-1"])
