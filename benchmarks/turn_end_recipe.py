@@ -5,7 +5,7 @@ penalty of the fit at the threshold ``calibrate --pooled`` would pick, and how i
         --calibrate runs/rep/valbig_s0.jsonl runs/rep/val_s1.jsonl runs/rep/val_s2.jsonl \\
         --heldout runs/rep/val_anechoic.jsonl runs/rep/val_office_noise_echo.jsonl runs/rep/val_car_cabin.jsonl \\
         [--l2 0.3 1 3 10] [--sound-l2-scales 1 10 100] [--without-sound] [--bag 10] [--drop-empty]
-        [--first-look [--fit-first-look]] [--resample 8]
+        [--first-look [--fit-first-look]] [--resample 8] [--pause-share 0.10]
 
 The recipe (``python -m fdenv.cli.turn_end fit --sound --confidence``, then ``calibrate --pooled``)
 fits the words, the silence, the sound of the turn's end and the recogniser's confidence on the
@@ -26,7 +26,10 @@ each training silence's first frame alone, the frame that decision reads, and th
 log-loss is the ``--val`` first frames'. ``--resample B``: each row also fits B bootstrap
 resamples of the training scenes, each calibrated alone, and gives per file the mean [least,
 most] of their pause scenes taken and turn ends answered early: how much the recipe's decision
-moves with the draw of training scenes, as it does between training seeds. Files are ``python -m fdenv.cli.turn_end collect --words``
+moves with the draw of training scenes, as it does between training seeds. ``--pause-share S``:
+per file, also the turn ends answered early at the lowest threshold (in steps of 0.01) that takes
+at most that share of its pause scenes, whatever the calibrated threshold: the ranking the
+comparison with the cascade reads, at its pause TOR of 0.10. Files are ``python -m fdenv.cli.turn_end collect --words``
 files. Deterministic.
 """
 
@@ -98,16 +101,33 @@ def cell(model, rows: list[dict], threshold: float) -> str:
     return f"{taken}/{scenes}; {answered}/{ends['positives']} at {median}"
 
 
+def at_pause_share(model, rows: list[dict], share: float) -> tuple[int, int, float]:
+    """(turn ends answered early, turn ends, the threshold) at the lowest threshold, in steps of
+    0.01, at which at most ``share`` of the pause scenes of ``rows`` are taken."""
+    from fdenv.cli.turn_end import pause_scenes_taken, rates, silence_probs
+
+    pauses = [r for r in rows if r["set"] == "pause"]
+    turns = [r for r in rows if r["set"] == "turn_taking"]
+    pause_probs, turn_probs = silence_probs(model, pauses), silence_probs(model, turns)
+    for thr in [*np.round(np.arange(0.01, 1.0, 0.01), 2), 1.0]:
+        taken, scenes = pause_scenes_taken(pauses, pause_probs, float(thr))
+        if len(taken) <= share * scenes + 1e-9:
+            ends = rates(model, turns, float(thr), turn_probs)
+            return round(ends["early_on_positives"] * ends["positives"]), ends["positives"], float(thr)
+    raise AssertionError("unreachable: at 1.0 no silence is answered")
+
+
 def spread(values: list[int]) -> str:
     return f"{np.mean(values):.1f} [{min(values)}, {max(values)}]"
 
 
 def resampled_cells(resamples: list[tuple], l2: float, scale: float, args, files: list[list[dict]]) -> list[str]:
     """Per file: the pause scenes taken and turn ends answered early by each fit on a bootstrap
-    resample of the training scenes, each at its own calibrated threshold, as mean [least, most]."""
+    resample of the training scenes, each at its own calibrated threshold, as mean [least, most];
+    with ``args.pause_share``, then the turn ends answered at that share of pause scenes likewise."""
     from fdenv.cli.turn_end import by_set, pick_threshold
 
-    taken, answered = [[] for _ in files], [[] for _ in files]
+    taken, answered, shared = [[] for _ in files], [[] for _ in files], [[] for _ in files]
     for one in resamples:
         model = fitted([one], l2, not args.without_sound, scale)
         model.answer_within_s = FIRST_LOOK_S if args.first_look else None
@@ -116,7 +136,9 @@ def resampled_cells(resamples: list[tuple], l2: float, scale: float, args, files
             t, _, a, _ = counts(model, rows, threshold)
             taken[i].append(t)
             answered[i].append(a)
-    return [f"{spread(t)}; {spread(a)}" for t, a in zip(taken, answered)]
+            if args.pause_share is not None:
+                shared[i].append(at_pause_share(model, rows, args.pause_share)[0])
+    return [f"{spread(t)}; {spread(a)}" + (f"; {spread(h)}" if h else "") for t, a, h in zip(taken, answered, shared)]
 
 
 def main(argv=None) -> None:
@@ -138,10 +160,15 @@ def main(argv=None) -> None:
     ap.add_argument("--drop-empty", action="store_true")
     ap.add_argument("--resample", type=int, default=0, metavar="B",
                     help="also fit B bootstrap resamples of the training scenes, each calibrated alone")
+    ap.add_argument("--pause-share", type=float, default=None, metavar="S",
+                    help="per file, also the turn ends answered at the lowest threshold taking at most this share of "
+                         "its pause scenes (e.g. 0.10)")
     ap.add_argument("--first-look", action="store_true", help="decide once per silence, at the first look")
     ap.add_argument("--fit-first-look", action="store_true",
                     help="with --first-look: fit on each training silence's first frame alone")
     args = ap.parse_args(argv)
+    if args.pause_share is not None and not 0.0 <= args.pause_share < 1.0:
+        ap.error(f"--pause-share {args.pause_share}: a share of pause scenes in [0, 1), e.g. 0.10")
     if args.resample < 0:
         ap.error(f"--resample {args.resample}: the number of resampled fits, 0 (none) or more")
     if args.bag < 0:
@@ -170,6 +197,8 @@ def main(argv=None) -> None:
               "calibration: pause scenes taken; turn ends answered early, at", *held]
     if args.resample:
         header += [f"{name}, {args.resample} resamples" for name in ("calibration", *held)]
+    if args.pause_share is not None:
+        header += [f"{name}: turn ends at {args.pause_share:g} of pause scenes" for name in ("calibration", *held)]
     print("| " + " | ".join(header) + " |\n|" + "---|" * len(header))
     rows = []
     sets = training_sets(train, args.bag)
@@ -183,6 +212,9 @@ def main(argv=None) -> None:
             cells = [f"{nll:.4f}", f"{threshold:.2f}", *(cell(model, rs, threshold) for rs in (cal, *held.values()))]
             if resamples:
                 cells += resampled_cells(resamples, l2, scale, args, [cal, *held.values()])
+            if args.pause_share is not None:
+                cells += ["{}/{} (at {:.2f})".format(*at_pause_share(model, rs, args.pause_share))
+                          for rs in (cal, *held.values())]
             name = f"{l2:g}" + (f", sound x{scale:g}" if len(args.sound_l2_scales) > 1 else "")
             rows.append((nll, name, cells))
     picked = min(rows)[1]  # the lowest log-loss, as fit picks

@@ -182,3 +182,24 @@ def test_resampled_fits_are_each_calibrated_alone_and_summarised_per_file(bench,
     assert len(biases) == 3  # three fits on three resamples, not one
     with pytest.raises(SystemExit):
         bench.main(["--train", files["train"], "--val", files["val"], "--calibrate", files["cal"], "--resample", "-1"])
+
+
+def test_turn_ends_at_a_share_of_pause_scenes_are_read_at_the_lowest_threshold_within_it(bench, files, capsys):
+    """``--pause-share``: the turn ends answered at the lowest threshold taking at most that share
+    of a file's pause scenes, worked out here threshold by threshold; the resampled cells gain it."""
+    bench.main(["--train", files["train"], "--val", files["val"], "--calibrate", files["cal"], "--l2", "1",
+                "--pause-share", "0.1", "--resample", "2"])
+    (row,) = _table(capsys.readouterr().out)
+    assert len(row) == 6 and len(row[4].split("; ")) == 3
+    model = bench.fitted(bench.training_sets(bench.read([files["train"]], "--train"), 0), 1.0, True)
+    cal = bench.read([files["cal"]], "--calibrate")
+    pauses = [r for r in cal if r["set"] == "pause"]
+    probs = cli.silence_probs(model, pauses)
+    lowest = next(float(t) for t in np.round(np.arange(0.01, 1.0, 0.01), 2)
+                  if len(cli.pause_scenes_taken(pauses, probs, float(t))[0]) <= 3)  # 10 % of 30 scenes
+    ends = cli.rates(model, [r for r in cal if r["set"] == "turn_taking"], lowest)
+    assert row[5] == f"{round(ends['early_on_positives'] * 30)}/30 (at {lowest:.2f})"
+    assert lowest < float(row[2])  # looser than the calibrated threshold's 2 %
+    with pytest.raises(SystemExit):
+        bench.main(["--train", files["train"], "--val", files["val"], "--calibrate", files["cal"],
+                    "--pause-share", "1.5"])
