@@ -15,22 +15,22 @@ not-to-answer silences in the ``--calibrate`` files together are answered early.
 changes the rooms and the humans' timings the training scenes are played in, and with them the
 model; this prints, per penalty, the log-loss, that threshold, and on the calibration files and
 each ``--heldout`` file: the pause scenes taken and the assistant's turn ends answered early, at a
-median silence (how soon the agent answers). ``--sound-l2-scales``: each penalty is tried
-with each of these factors on the sound columns' penalty (``fit --sound-l2-scales``; the pick is
-the pair with the lowest log-loss). ``--without-sound``: the words, silence and confidence alone. ``--bag B``: the mean weights of B fits on bootstrap resamples of the training
-scenes (one linear model, a variance-reducing average). ``--drop-empty``: training silences whose
-transcript holds no words are left out. ``--first-look``: the model decides once per silence, at
-its first look, its threshold picked so (``calibrate --answer-within-s 0.3``, as the first-look
-checkpoints are made from the recipe's fit). ``--fit-first-look``: with it, the fit's examples are
-each training silence's first frame alone, the frame that decision reads, and the penalty's
-log-loss is the ``--val`` first frames'. ``--resample B``: each row also fits B bootstrap
-resamples of the training scenes, each calibrated alone, and gives per file the mean [least,
-most] of their pause scenes taken and turn ends answered early: how much the recipe's decision
-moves with the draw of training scenes, as it does between training seeds. ``--pause-share S``:
-per file, also the turn ends answered early at the lowest threshold (in steps of 0.01) that takes
-at most that share of its pause scenes, whatever the calibrated threshold: the ranking the
-comparison with the cascade reads, at its pause TOR of 0.10. Files are ``python -m fdenv.cli.turn_end collect --words``
-files. Deterministic.
+median silence (how soon the agent answers). ``--sound-l2-scales``: each penalty is tried with each
+of these factors on the sound columns' penalty (``fit --sound-l2-scales``; the pick is the pair
+with the lowest log-loss). ``--without-sound``: the words, silence and confidence alone. ``--bag
+B``: the mean weights of B fits on bootstrap resamples of the training scenes (one linear model, a
+variance-reducing average). ``--drop-empty``: training silences whose transcript holds no words are
+left out. ``--first-look``: the model decides once per silence, at its first look, its threshold
+picked so (``calibrate --answer-within-s 0.3``, as the first-look checkpoints are made from the
+recipe's fit). ``--fit-first-look``: with it, the fit's examples are each training silence's first
+frame alone, the frame that decision reads, and the penalty's log-loss is the ``--val`` first
+frames'. ``--resample B``: each row also fits B bootstrap resamples of the training scenes, each
+calibrated alone, and gives per file the mean [least, most] of their pause scenes taken and turn
+ends answered early: how much the recipe's decision moves with the draw of training scenes, as it
+does between training seeds. ``--pause-share S``: per file, also the turn ends answered early at
+the lowest threshold (in steps of 0.01) that takes at most that share of its pause scenes, whatever
+the calibrated threshold: the ranking the comparison with the cascade reads, at its pause TOR of
+0.10. Files are ``python -m fdenv.cli.turn_end collect --words`` files. Deterministic.
 """
 
 from __future__ import annotations
