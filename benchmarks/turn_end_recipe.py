@@ -84,13 +84,24 @@ def fitted(sets: list[tuple], l2: float, sound: bool, sound_l2_scale: float = 1.
     return model
 
 
-def counts(model, rows: list[dict], threshold: float) -> tuple[int, int, int, dict]:
-    """(pause scenes taken, pause scenes, turn ends answered early, the turn ends' ``rates``)."""
-    from fdenv.cli.turn_end import pause_scenes_taken, rates, silence_probs
+def scored(model, rows: list[dict]) -> tuple:
+    """(pause silences, their probabilities, turn-taking silences, theirs): computed once per
+    model and file, read at any threshold."""
+    from fdenv.cli.turn_end import silence_probs
 
     pauses = [r for r in rows if r["set"] == "pause"]
-    taken, scenes = pause_scenes_taken(pauses, silence_probs(model, pauses), threshold)
-    ends = rates(model, [r for r in rows if r["set"] == "turn_taking"], threshold)
+    turns = [r for r in rows if r["set"] == "turn_taking"]
+    return pauses, silence_probs(model, pauses), turns, silence_probs(model, turns)
+
+
+def counts(model, rows: list[dict], threshold: float, scores: tuple | None = None) -> tuple[int, int, int, dict]:
+    """(pause scenes taken, pause scenes, turn ends answered early, the turn ends' ``rates``);
+    ``scores``: ``scored(model, rows)``, when already computed."""
+    from fdenv.cli.turn_end import pause_scenes_taken, rates
+
+    pauses, pause_probs, turns, turn_probs = scores or scored(model, rows)
+    taken, scenes = pause_scenes_taken(pauses, pause_probs, threshold)
+    ends = rates(model, turns, threshold, turn_probs)
     return len(taken), scenes, round(ends["early_on_positives"] * ends["positives"]), ends
 
 
@@ -101,14 +112,13 @@ def cell(model, rows: list[dict], threshold: float) -> str:
     return f"{taken}/{scenes}; {answered}/{ends['positives']} at {median}"
 
 
-def at_pause_share(model, rows: list[dict], share: float) -> tuple[int, int, float]:
+def at_pause_share(model, rows: list[dict], share: float, scores: tuple | None = None) -> tuple[int, int, float]:
     """(turn ends answered early, turn ends, the threshold) at the lowest threshold, in steps of
-    0.01, at which at most ``share`` of the pause scenes of ``rows`` are taken."""
-    from fdenv.cli.turn_end import pause_scenes_taken, rates, silence_probs
+    0.01, at which at most ``share`` of the pause scenes of ``rows`` are taken; ``scores``:
+    ``scored(model, rows)``, when already computed."""
+    from fdenv.cli.turn_end import pause_scenes_taken, rates
 
-    pauses = [r for r in rows if r["set"] == "pause"]
-    turns = [r for r in rows if r["set"] == "turn_taking"]
-    pause_probs, turn_probs = silence_probs(model, pauses), silence_probs(model, turns)
+    pauses, pause_probs, turns, turn_probs = scores or scored(model, rows)
     for thr in [*np.round(np.arange(0.01, 1.0, 0.01), 2), 1.0]:
         taken, scenes = pause_scenes_taken(pauses, pause_probs, float(thr))
         if len(taken) <= share * scenes + 1e-9:
@@ -133,11 +143,12 @@ def resampled_cells(resamples: list[tuple], l2: float, scale: float, args, files
         model.answer_within_s = FIRST_LOOK_S if args.first_look else None
         threshold = pick_threshold(model, files[0], args.max_early, group=by_set)
         for i, rows in enumerate(files):
-            t, _, a, _ = counts(model, rows, threshold)
+            scores = scored(model, rows)
+            t, _, a, _ = counts(model, rows, threshold, scores)
             taken[i].append(t)
             answered[i].append(a)
             if args.pause_share is not None:
-                shared[i].append(at_pause_share(model, rows, args.pause_share)[0])
+                shared[i].append(at_pause_share(model, rows, args.pause_share, scores)[0])
     return [f"{spread(t)}; {spread(a)}" + (f"; {spread(h)}" if h else "") for t, a, h in zip(taken, answered, shared)]
 
 
