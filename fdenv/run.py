@@ -8,6 +8,7 @@ raises ``fdenv.errors.AgentError``: the episode is noted in ``failures.jsonl`` a
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import sys
@@ -20,8 +21,8 @@ from typing import Iterable
 from . import __version__
 from .errors import AgentError, RunFolderError
 from .record import EpisodeRecord
-from .runs import (EPISODES, FAILURES, append_line, config_key, drop_lines, jsonable, load_records, locked, note_failure,
-                   open_run, read_episodes, record_exists, record_stem)
+from .runs import (EPISODES, FAILURES, adopt_episode, append_line, config_key, drop_lines, jsonable, load_records, locked,
+                   note_failure, open_run, read_episodes, record_exists, record_stem, sibling_runs)
 
 __all__ = ["EpisodeResult", "config_key", "load_records", "make_env", "read_episodes", "run", "run_episode"]
 
@@ -75,11 +76,14 @@ def make_env(scene_set: str | None = None, scenes: Iterable | None = None, split
 def run(agent, *, scene_set: str | None = None, scenes: Iterable | None = None, split: str = "all",
         seeds: Iterable[int] = (0,), out: str | os.PathLike = "runs", limit: int | None = None,
         score: bool = True, scoring: dict | None = None, progress: bool = True, wait: bool = True,
-        fresh: bool = False, **env_kwargs) -> Path:
+        fresh: bool = False, reuse_alike: bool = False, **env_kwargs) -> Path:
     """Run ``agent`` over scenes x seeds into a run folder; returns its path. Resumable: finished
     episodes of the same configuration, source and scenes are reused (``fresh``: start over). One
     runner writes a folder at a time: another one holding it is waited for (``wait=False``:
-    RunLockedError)."""
+    RunLockedError). ``reuse_alike``: an episode that a sibling run folder (the same run but for
+    the agent's knobs, e.g. another threshold) has finished is copied from it, not played, when
+    the agent's ``plays_alike(their_agent_config, line)`` vouches that it would play it exactly so
+    (its line names that folder under ``adopted_from``)."""
     from .digest import run_digests
     env = make_env(scene_set=scene_set, scenes=scenes, split=split, score=score, scoring=scoring, **env_kwargs)
     base = env.unwrapped
@@ -111,6 +115,8 @@ def run(agent, *, scene_set: str | None = None, scenes: Iterable | None = None, 
         if todo and not writable:
             raise RunFolderError(f"{folder}: cannot be written (read-only?) and {len(todo)} episode(s) are not done; "
                                  "make it writable or choose another out=")
+        if todo and reuse_alike and callable(getattr(agent, "plays_alike", None)):
+            todo = _adopt_alike(agent, folder, json.loads(json.dumps(config)), todo)  # as config.json holds it
         bar = _progress(len(scene_ids) * len(seeds), len(scene_ids) * len(seeds) - len(todo),
                         f"{config['agent']['name']} {folder.name}", progress)
         with open(folder / EPISODES, "a", encoding="utf-8") if todo else nullcontext() as episodes:
@@ -131,6 +137,30 @@ def run(agent, *, scene_set: str | None = None, scenes: Iterable | None = None, 
         bar.close()
     env.close()
     return folder
+
+
+def _adopt_alike(agent, folder: Path, config: dict, todo: list[tuple[str, int]]) -> list[tuple[str, int]]:
+    """Copy into ``folder`` the episodes of ``todo`` that a sibling run folder has finished and
+    ``agent`` would play exactly as it did (``run``'s ``reuse_alike``); the episodes left to play."""
+    wanted, adopted = set(todo), 0
+    with open(folder / EPISODES, "a", encoding="utf-8") as episodes:
+        for other, their_agent in sibling_runs(folder, config):
+            try:
+                lines = read_episodes(other)
+            except RunFolderError as e:  # a damaged sibling is no source; this run plays its episodes
+                _notice(f"not reusing episodes from {other}: {e}")
+                continue
+            for line in lines:
+                key = (line["scene_id"], line["seed"])
+                if key in wanted and record_exists(other, line) and agent.plays_alike(their_agent, line):
+                    adopt_episode(other, line, folder, episodes)
+                    wanted.discard(key)
+                    adopted += 1
+            if not wanted:
+                break
+    if adopted:
+        log.info("adopted %d episodes that sibling run folders played as this agent would", adopted)
+    return [key for key in todo if key in wanted]
 
 
 def _notice(msg: str) -> None:

@@ -6,6 +6,9 @@ holds ``config.json``, ``episodes.jsonl`` (one line per finished episode, flushe
 ``episodes/<scene>-<hash>.s<seed>.{json,flac}`` (the EpisodeRecords). The runner writes them
 through this module, holding the folder's lock (``locked``); scoring, summaries, reports and plots
 read them through it. It knows records, never the runner, the env, the scorers or an agent.
+An episode copied from a sibling folder (the same run but for the agent's knobs, when the agent
+vouches that it plays it exactly so: ``fdenv.run.run``'s ``reuse_alike``) keeps its line and
+files, its line naming that folder under ``adopted_from``.
 
 Reading checks every line: a line that is not a JSON object with ``scene_id`` (text), ``seed``
 (integer) and ``record`` (a path inside the folder), or that repeats an episode, raises
@@ -18,6 +21,7 @@ import hashlib
 import json
 import os
 from contextlib import contextmanager
+from glob import escape as glob_escape
 from pathlib import Path
 
 import numpy as np
@@ -123,6 +127,44 @@ def append_line(log, line: dict) -> None:
     """One finished episode into an open ``episodes.jsonl``, flushed at once (SPEC 9)."""
     log.write(json.dumps(line) + "\n")
     log.flush()
+
+
+def sibling_runs(folder: str | os.PathLike, config: dict) -> list[tuple[Path, dict]]:
+    """The other run folders beside ``folder`` whose configuration is ``config`` but for the
+    agent's knobs (same agent name, env, scenes, scoring, versions and source digests): each as
+    (folder, its agent configuration). Folders without a readable ``config.json`` are skipped."""
+    folder = Path(folder)
+    rest = {k: v for k, v in config.items() if k != "agent"}
+    out = []
+    for other in sorted(p for p in folder.parent.iterdir() if p.is_dir() and p != folder):
+        theirs = read_config(other)
+        if not isinstance(theirs, dict) or not isinstance(theirs.get("agent"), dict):
+            continue
+        if {k: v for k, v in theirs.items() if k != "agent"} == rest \
+                and theirs["agent"].get("name") == config["agent"].get("name"):
+            out.append((other, theirs["agent"]))
+    return out
+
+
+ADOPTED_FROM = "adopted_from"  # a line copied from a sibling run folder names that folder
+
+
+def adopt_episode(source: str | os.PathLike, line: dict, folder: str | os.PathLike, log) -> dict:
+    """Copy one finished episode (its record files, then its line, marked ``adopted_from``) from
+    the run folder ``source`` into ``folder`` (the runner, under ``folder``'s lock, with
+    ``episodes.jsonl`` open as ``log``); the line as written. The caller vouches that this
+    folder's agent plays the episode exactly so."""
+    import shutil
+
+    source, folder = Path(source), Path(folder)
+    stem = source / line["record"]
+    target = (folder / line["record"]).parent
+    target.mkdir(parents=True, exist_ok=True)
+    for path in sorted(stem.parent.glob(glob_escape(stem.name) + ".*")):  # .json, .flac, .mic0.flac
+        shutil.copyfile(path, target / path.name)
+    adopted = {**line, ADOPTED_FROM: source.name}
+    append_line(log, adopted)
+    return adopted
 
 
 def note_failure(folder: str | os.PathLike, scene_id: str, seed: int, error: BaseException) -> None:

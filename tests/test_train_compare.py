@@ -214,7 +214,8 @@ def test_the_frontier_says_how_many_episodes_and_keeps_reports_of_other_counts_a
 
     counts = []
 
-    def run_point(agent, room, sets, split, limit, out, scoring, tts="espeak", behaviour="natural", seed=0, episodes=1):
+    def run_point(agent, room, sets, split, limit, out, scoring, tts="espeak", behaviour="natural", seed=0, episodes=1,
+                  reuse_alike=False):
         counts.append(episodes)
         return _summarised_point()
 
@@ -238,7 +239,8 @@ def test_the_frontier_plays_fresh_draws_from_a_later_first_episode_and_keeps_the
 
     played = []
 
-    def run_point(agent, room, sets, split, limit, out, scoring, tts="espeak", behaviour="natural", seed=0, episodes=1):
+    def run_point(agent, room, sets, split, limit, out, scoring, tts="espeak", behaviour="natural", seed=0, episodes=1,
+                  reuse_alike=False):
         played.append((seed, episodes))
         return _summarised_point()
 
@@ -289,15 +291,24 @@ def test_frontier_plays_every_point_with_the_chosen_voices(monkeypatch):
         made.append((name, kw["tts"]))
         return name
 
-    def run_point(agent, room, sets, split, limit, out, scoring, tts="espeak", behaviour="natural", seed=0, episodes=1):
+    def run_point(agent, room, sets, split, limit, out, scoring, tts="espeak", behaviour="natural", seed=0, episodes=1,
+                  reuse_alike=False):
         played.append((agent, room, tts))
+        reused.append(reuse_alike)
         return _summarised_point()
 
+    reused = []
     monkeypatch.setattr(fr, "run_point", run_point)
     res = fr.frontier("p.pt", make_agent, conditions=["car_cabin"], thresholds=[0.3, 0.5], endpoints_ms=[500],
                       log=lambda s: None, tts="kokoro")
     assert made == [("policy", "kokoro"), ("policy", "kokoro"), ("cascade", "kokoro")]
     assert played == [("policy", "car_cabin", "kokoro")] * 2 + [("cascade", "car_cabin", "kokoro")]
+    # the swept agent's points may copy what another threshold played alike; the cascade's play all
+    assert reused == [True, True, False]
+    reused.clear()
+    fr.frontier("p.pt", make_agent, conditions=["car_cabin"], thresholds=[0.3], endpoints_ms=[], log=lambda s: None,
+                reuse_alike=False)
+    assert reused == [False]
     assert len(res["car_cabin"]["policy"]) == 2
     # the agents' own voice apart from the humans': both agents alike, the runs keep the humans'
     made.clear(), played.clear()
@@ -364,7 +375,8 @@ def test_frontier_plays_every_point_under_the_chosen_human_behaviour(monkeypatch
 
     played = []
 
-    def run_point(agent, room, sets, split, limit, out, scoring, tts="espeak", behaviour="natural", seed=0, episodes=1):
+    def run_point(agent, room, sets, split, limit, out, scoring, tts="espeak", behaviour="natural", seed=0, episodes=1,
+                  reuse_alike=False):
         played.append((agent, behaviour))
         return _summarised_point()
 
@@ -482,6 +494,22 @@ def test_frontier_cli_passes_the_human_behaviour_and_refuses_an_unknown_one(monk
     with pytest.raises(SystemExit):
         cli.main(["frontier", "--behaviour", "scripted"])
     assert "--behaviour: invalid choice: 'scripted'" in capsys.readouterr().err
+
+
+def test_frontier_cli_copies_alike_episodes_unless_told_to_play_all(monkeypatch):
+    from fdenv.cli import compare as cli
+    from fdenv.train import frontier as fr
+
+    seen = []
+
+    def frontier(*args, **kwargs):
+        seen.append(kwargs["reuse_alike"])
+        return _one_point_frontier()
+
+    monkeypatch.setattr(fr, "frontier", frontier)
+    cli.main(["frontier", "--conditions", "anechoic"])
+    cli.main(["frontier", "--conditions", "anechoic", "--play-all"])
+    assert seen == [True, False]
 
 
 def test_compare_plays_the_chosen_learned_agent_with_its_shipped_checkpoint_under_the_chosen_humans(monkeypatch):

@@ -64,6 +64,11 @@ from .asr import DEFAULT_MODEL
 from .text import name_heard
 
 
+# ``stats()["judged"]`` keeps each probability to 4 decimals: a threshold within this of it may
+# lie on either side of the probability the agent compared
+P_KEPT_TO = 1e-4
+
+
 class TurnDetectorAgent(CascadeAgent):
     name = "turn_detector"
 
@@ -150,6 +155,43 @@ class TurnDetectorAgent(CascadeAgent):
         return {**super().config(), "checkpoint": self.checkpoint_knob or "shipped:turn_end.json",
                 "checkpoint_sha": self._single[2], "threshold": self._single[1], "min_endpoint_ms": self.min_endpoint_ms,
                 **group}
+
+    def plays_alike(self, their_config: dict, line: dict) -> bool:
+        """Whether this agent would play the episode of ``line`` (a run folder's line, played by a
+        turn detector configured as ``their_config``) exactly as it was played, so that
+        ``fdenv.run.run(reuse_alike=True)`` copies it instead: a threshold sweep then plays only
+        the episodes a threshold changes. The configurations may differ only in ``threshold``. An
+        episode of the group model never reads it. Otherwise the model must decide once per
+        silence (its window closes before its first silence step, so the probability it compares
+        cannot change within a silence), and then each silence is decided alike when its
+        probability lies on the same side of both thresholds."""
+        from fdenv.runs import jsonable
+
+        theirs = {k: v for k, v in their_config.items() if k != "name"}
+        mine = jsonable(self.config())  # as their configuration was stored: JSON
+        if {k: v for k, v in mine.items() if k != "threshold"} != {k: v for k, v in theirs.items() if k != "threshold"}:
+            return False
+        stats = line.get("agent_stats")
+        if not isinstance(stats, dict) or not isinstance(stats.get("judged"), list):
+            return False
+        if stats.get("turn_end_model") == "group":
+            return True
+        if stats.get("turn_end_model") != "single" or not self._decides_once(self._single[0]):
+            return False
+        other = theirs.get("threshold")
+        if isinstance(other, bool) or not isinstance(other, (int, float)):
+            return False
+        lo, hi = sorted((float(other), self._single[1]))
+        return all(isinstance(j, dict) and isinstance(j.get("p"), (int, float)) and not isinstance(j["p"], bool)
+                   and (j["p"] + P_KEPT_TO < lo or j["p"] - P_KEPT_TO >= hi) for j in stats["judged"])
+
+    @staticmethod
+    def _decides_once(model) -> bool:
+        """The model's probability is the same at every window it answers in: its window closes
+        before the silence's first step (``fdenv.train.turn_end.SILENCE_STEPS_S``)."""
+        from fdenv.train.turn_end import SILENCE_STEPS_S
+
+        return model.answer_within_s is not None and model.answer_within_s < min(SILENCE_STEPS_S) - 1e-9
 
     def reset(self, duty, sample_rate, frame_samples, scene=None):
         super().reset(duty, sample_rate, frame_samples, scene)

@@ -72,6 +72,9 @@ def frontier_main(argv) -> None:
                    help="the first episode seed (default 0): a later one plays fresh draws of the same scenes")
     p.add_argument("--report", default=None, help="write the markdown here, the numbers next to it (.json), "
                                                   "and a plot per condition into its folder")
+    p.add_argument("--play-all", action="store_true",
+                   help="play every episode of every threshold; by default an episode that the agent vouches it plays "
+                        "exactly as at another threshold already played is copied from that run folder")
     args = p.parse_args(argv)
     if args.episodes < 1:
         p.error(f"--episodes {args.episodes}: give at least 1 (episodes per scene)")
@@ -81,7 +84,7 @@ def frontier_main(argv) -> None:
     res = fr.frontier(args.policy, make_agent, args.conditions, args.thresholds, args.endpoints_ms, sets=args.sets,
                       split=args.split, limit=args.limit, out=args.out, tts=args.tts, policy_agent=args.policy_agent,
                       agent_tts=args.agent_tts, behaviour=args.behaviour, policy_kwargs=args.policy_kwargs,
-                      episodes=args.episodes, first_episode=args.first_episode,
+                      episodes=args.episodes, first_episode=args.first_episode, reuse_alike=not args.play_all,
                       log=lambda line: print(line, flush=True))  # a point's line as it ends, also into a file
     text = fr.markdown(res)
     print(text)

@@ -172,11 +172,12 @@ def latency_at_tor(policy_points: list[dict], cascade_points: list[dict], target
 
 def run_point(agent, condition, sets=SETS, split: str = "test", limit: int | None = None, out="runs",
               scoring: dict | None = None, progress: bool = False, tts: str = "espeak",
-              behaviour: str = DEFAULT_PROFILE, seed: int = 0, episodes: int = 1) -> dict:
+              behaviour: str = DEFAULT_PROFILE, seed: int = 0, episodes: int = 1, reuse_alike: bool = False) -> dict:
     """One agent setting on ``sets`` in one room: its run folders' lines, and their measures.
     ``behaviour``: the humans' behaviour profile (``fdenv.sim.behaviour``). ``seed``: the
     episodes' seed (the natural humans' timings, the room's placement); ``episodes``: how many per
-    scene, seeds ``seed``, ``seed + 1``, ... (each measure pools them; its interval resamples scenes)."""
+    scene, seeds ``seed``, ``seed + 1``, ... (each measure pools them; its interval resamples scenes).
+    ``reuse_alike``: ``fdenv.run.run``'s (episodes another setting played as this one would are copied)."""
     from ..run import run
     from ..runs import read_episodes
     from .compare import with_mpe
@@ -187,7 +188,7 @@ def run_point(agent, condition, sets=SETS, split: str = "test", limit: int | Non
     lines = []
     for s in sets:
         folder = run(agent, scene_set=s, split=split, limit=limit, out=out, scoring=scoring, progress=progress,
-                     room=condition, tts=tts, behaviour=behaviour, seeds=seeds)
+                     room=condition, tts=tts, behaviour=behaviour, seeds=seeds, reuse_alike=reuse_alike)
         # a folder holds every seed run with this configuration: the point is these seeds' episodes
         lines += with_mpe(folder, [ln for ln in read_episodes(folder) if ln["seed"] in seeds], scoring)
     data = point_data(lines)
@@ -198,7 +199,7 @@ def frontier(policy_checkpoint, make_agent, conditions=tuple(CONDITIONS), thresh
              endpoints_ms=ENDPOINTS_MS, sets=SETS, split: str = "test", limit: int | None = None, out="runs",
              scoring: dict | None = None, log=print, tts: str = "espeak", policy_agent: str = "policy",
              agent_tts: str | None = None, behaviour: str = DEFAULT_PROFILE, policy_kwargs: dict | None = None,
-             episodes: int = 1, first_episode: int = 0) -> dict:
+             episodes: int = 1, first_episode: int = 0, reuse_alike: bool = True) -> dict:
     """Both frontiers in each condition, and the latency at pause TOR 0.10. ``make_agent``:
     ``fdenv_agents.make_agent`` (the command line passes it: only it imports the agents).
     ``policy_agent``: the agent whose ``threshold`` is swept (``"policy"``, the GRU of
@@ -218,7 +219,10 @@ def frontier(policy_checkpoint, make_agent, conditions=tuple(CONDITIONS), thresh
     per scene at every point (seeds 0, 1, ...: the humans' timings and the placement drawn anew),
     so that a point measures the agent rather than one draw of the episodes. ``first_episode``: the
     first of those seeds (default 0): a later one plays fresh draws of the same scenes, to see
-    whether a verdict holds beyond the draws it was read on."""
+    whether a verdict holds beyond the draws it was read on. ``reuse_alike``: a threshold's
+    episodes that the swept agent vouches it plays exactly as at another threshold already played
+    (its ``plays_alike``) are copied from that point's run folders, not played again (False:
+    play them all)."""
     if isinstance(first_episode, bool) or not isinstance(first_episode, (int, np.integer)) or first_episode < 0:
         raise ValueError(f"first_episode={first_episode!r}: expected the first episode seed, 0 or more")
     scoring = {"profiles": ["paper"]} if scoring is None else scoring
@@ -237,7 +241,7 @@ def frontier(policy_checkpoint, make_agent, conditions=tuple(CONDITIONS), thresh
             agent = make_agent(policy_agent, checkpoint=None if policy_checkpoint is None else str(policy_checkpoint),
                                threshold=float(th), tts=agent_tts, **policy_kwargs)
             p = run_point(agent, room, sets, split, limit, out, scoring, tts=tts, behaviour=behaviour,
-                          seed=first_episode, episodes=episodes)
+                          seed=first_episode, episodes=episodes, reuse_alike=reuse_alike)
             pts["policy"].append({"setting": {"threshold": float(th)}, **p})
             log(f"[{cond}] {policy_agent} threshold {th}: {_brief(p['summary'])}")
         for ms in endpoints_ms:
