@@ -670,6 +670,43 @@ def test_the_fit_command_picks_the_sound_scale_with_the_penalty_by_validation_lo
                      sound_l2_scales=[0.0])
 
 
+def test_a_kept_collect_file_may_be_gzipped_and_collect_names_the_fix_for_one(tmp_path):
+    import gzip
+
+    texts, named, labels, sounds = _toy_sounds(8)
+    lines = [{"set": "pause", "scene_id": f"s{i}", "text": t, "named": n, "silence_s": 0.256, "labels": [y] * 4,
+              "sound": np.round(s, 2).tolist()} for i, (t, n, y, s) in enumerate(zip(texts, named, labels, sounds))]
+    write_lines(tmp_path / "a.jsonl", lines)
+    (tmp_path / "a.jsonl.gz").write_bytes(gzip.compress((tmp_path / "a.jsonl").read_bytes()))
+    assert cli.read_lines(tmp_path / "a.jsonl.gz", sound=True) == cli.read_lines(tmp_path / "a.jsonl", sound=True)
+    (tmp_path / "cut.jsonl.gz").write_bytes((tmp_path / "a.jsonl.gz").read_bytes()[:-20])
+    with pytest.raises(ValueError, match="cut.jsonl.gz: not a whole gzip file"):
+        cli.read_lines(tmp_path / "cut.jsonl.gz")
+    with pytest.raises(ValueError, match="gunzip"):
+        cli.collect("val", tmp_path / "a.jsonl.gz")
+
+def test_one_penalty_and_one_sound_factor_fix_the_fit(tmp_path):
+    """``--l2 L --sound-l2-scales K``: the fit a recipe picked elsewhere, bit for bit the library's
+    fit with those values; the validation then picks the threshold alone."""
+    texts, named, labels, sounds = _toy_sounds(60)
+    lines = [{"set": "pause", "scene_id": f"s{i}", "text": t, "named": n, "silence_s": 0.256, "labels": [y] * 4,
+              "sound": np.round(s, 2).tolist()} for i, (t, n, y, s) in enumerate(zip(texts, named, labels, sounds))]
+    write_lines(tmp_path / "a.jsonl", lines)
+    logged = []
+    cli.fit_main(tmp_path / "a.jsonl", tmp_path / "a.jsonl", tmp_path / "m.json", sound=True, l2s=[2.5],
+                 sound_l2_scales=[100.0], log=logged.append)
+    assert sum("log-loss" in line for line in logged) == 1
+    model = te.load(tmp_path / "m.json")
+    assert model.meta["l2"] == 2.5 and model.meta["sound_l2_scale"] == 100.0
+    rows = cli.read_lines(tmp_path / "a.jsonl", sound=True)
+    tt, tn, ts, ty, tsd, *_ = cli.examples(rows)
+    same = te.fit(tt, tn, ty, ts, l2=2.5, sounds=tsd, sound_l2_scale=100.0)
+    assert np.array_equal(np.round(same.weights, 6), model.weights) and same.bias == model.bias
+    for bad in ([], [0.0], [-1.0], [float("inf")]):
+        with pytest.raises(ValueError, match="--l2"):
+            cli.fit_main(tmp_path / "a.jsonl", tmp_path / "a.jsonl", tmp_path / "n.json", sound=True, l2s=bad)
+
+
 def _the_fit_command_needs(tmp_path, lines: list[dict], field: str, **option) -> te.TurnEndModel:
     """``fit_main`` with ``option`` learns what only ``field`` of the ``lines`` tells (AUC 1) and
     names the first line without it; the model it wrote."""

@@ -188,6 +188,8 @@ def collect(split: str, out: Path, sets=SETS, limit: int | None = None, seed: in
     noise-suppressed by at most that many dB (each line says so)."""
     if condition is not None and condition not in CONDITIONS:
         raise ValueError(f"condition {condition!r}: valid are {list(CONDITIONS)}")
+    if str(out).endswith(".gz"):
+        raise ValueError(f"--out {out}: collect appends to a plain .jsonl file; gunzip a kept one to add to it")
     done = {row["scene_id"] for _, row in _rows(out)} if out.exists() else set()
     out.parent.mkdir(parents=True, exist_ok=True)
     if asr != DEFAULT_ASR:  # a missing model fails here, not in every worker
@@ -231,8 +233,18 @@ def _write(results, f, n: int, log) -> None:
 
 
 def _rows(path: Path):
-    """``(line number, row)`` of each line of a ``collect`` file; a clear error for a bad line."""
-    for i, line in enumerate(Path(path).read_text().splitlines(), 1):
+    """``(line number, row)`` of each line of a ``collect`` file (gzipped when its name ends in
+    ``.gz``, as a finished one may be kept); a clear error for a bad line."""
+    if str(path).endswith(".gz"):
+        import gzip
+
+        try:
+            text = gzip.decompress(Path(path).read_bytes()).decode("utf-8")
+        except (OSError, EOFError) as e:
+            raise ValueError(f"{path}: not a whole gzip file ({e}); gzip the `collect` file again") from None
+    else:
+        text = Path(path).read_text()
+    for i, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
         try:
@@ -431,7 +443,7 @@ def log_loss(p: np.ndarray, y: np.ndarray) -> float:
 def fit_main(train, val, out: Path, max_early: float = 0.05, sound: bool = False, log=print,
              sets=None, confidence: bool = False, pitch: bool = False, smart_turn: bool = False,
              sound_from: str = "microphone", pitch_from: str = "microphone", balance_sets: bool = False,
-             sound_l2_scales=(1.0,)) -> dict:
+             sound_l2_scales=(1.0,), l2s=L2S) -> dict:
     """``train``, ``val``: a ``collect`` file or a list of them (say, one per voice back end).
     ``sound``: the model also hears the sound of the turn's end (every line needs its descriptor).
     ``confidence``: it also reads the recogniser's confidence in the words (every line needs its
@@ -445,12 +457,17 @@ def fit_main(train, val, out: Path, max_early: float = 0.05, sound: bool = False
     generated pause scenes four times the turn-taking set's would otherwise teach the model the
     pauses' statistics at the expense of the turn-taking scenes'). ``sound_l2_scales``: with
     ``sound``, the factors on the sound columns' penalty tried with each L2 penalty (the pair with
-    the lowest validation log-loss is kept; ``fdenv.train.turn_end.fit``'s ``sound_l2_scale``)."""
+    the lowest validation log-loss is kept; ``fdenv.train.turn_end.fit``'s ``sound_l2_scale``).
+    ``l2s``: the L2 penalties tried (default ``L2S``); one penalty and one factor fix the fit, as a
+    recipe picked elsewhere does (the validation then picks the threshold alone)."""
     from ..train.turn_end import fit
 
     scales = [float(k) for k in sound_l2_scales]
     if not scales or any(not 0.0 < k < float("inf") for k in scales):
         raise ValueError(f"--sound-l2-scales {' '.join(map(str, sound_l2_scales))}: positive factors, e.g. 1 10 100")
+    penalties = [float(v) for v in l2s]
+    if not penalties or any(not 0.0 < v < float("inf") for v in penalties):
+        raise ValueError(f"--l2 {' '.join(map(str, l2s))}: positive penalties, e.g. {' '.join(f'{v:g}' for v in L2S)}")
     if not sound and scales != [1.0]:
         raise ValueError("--sound-l2-scales scales the sound's penalty; add --sound, or leave it out")
 
@@ -468,7 +485,7 @@ def fit_main(train, val, out: Path, max_early: float = 0.05, sound: bool = False
     vy_ = np.array(vy)
     weights, set_weights = set_balanced_weights(trows) if balance_sets else (None, None)
     best = None
-    for l2 in L2S:
+    for l2 in penalties:
         for scale in scales:
             model = fit(tt, tn, ty, ts, l2=l2, sounds=tsd if sound else None, words=tw if confidence else None,
                         pitches=tp if pitch else None, smart_turns=tst if smart_turn else None, weights=weights,
@@ -807,6 +824,10 @@ def main(argv=None) -> None:
     f.add_argument("--sound-l2-scales", type=float, nargs="+", default=[1.0], metavar="K",
                    help="with --sound: factors on the sound columns' L2 penalty, each tried with every penalty, the "
                         "pair with the lowest validation log-loss kept (default: 1, the same penalty as the rest)")
+    f.add_argument("--l2", type=float, nargs="+", default=list(L2S), metavar="L2",
+                   help="the L2 penalties tried, the one with the lowest validation log-loss kept (default: "
+                        f"{' '.join(f'{v:g}' for v in L2S)}); one penalty with one --sound-l2-scales factor fixes the "
+                        "fit")
     f.add_argument("--balance-sets", action="store_true",
                    help="every scene set's training frames weigh alike in the fit, however many scenes each has "
                         "(say, training on a larger pool of generated pause scenes)")
@@ -870,7 +891,7 @@ def main(argv=None) -> None:
             fit_main(args.train, args.val, args.out, args.max_early, args.sound, sets=args.sets,
                      confidence=args.confidence, pitch=args.pitch, smart_turn=args.smart_turn,
                      sound_from=args.sound_from, pitch_from=args.pitch_from, balance_sets=args.balance_sets,
-                     sound_l2_scales=args.sound_l2_scales)
+                     sound_l2_scales=args.sound_l2_scales, l2s=args.l2)
         except ValueError as e:  # a bad or unsuitable file: its name, line and the fix, not a traceback
             p.error(str(e))
 
