@@ -74,7 +74,9 @@ def test_real_speech_through_silero_and_whisper():
     from fdenv.score.fdb import FDBScorer
 
     sentence = _espeak("The train leaves at seven thirty from platform two.")
-    ack = _espeak("mm-hmm", 1)
+    # a one-word acknowledgement: Whisper splits a hyphenated one at the hyphen ("Mm", "-mm."), two
+    # words, and whether it hears espeak's "mm-hmm" so depends on the machine's arithmetic
+    ack = _espeak("yeah", 1)
     e, d = 3.0, 1.5
     x = np.zeros(12 * 16000, np.float32)
     a = int((e + 0.3) * 16000)
