@@ -8,7 +8,6 @@ raises ``fdenv.errors.AgentError``: the episode is noted in ``failures.jsonl`` a
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import sys
@@ -22,7 +21,7 @@ from . import __version__
 from .errors import AgentError, RunFolderError
 from .record import EpisodeRecord
 from .runs import (EPISODES, FAILURES, adopt_episode, append_line, config_key, drop_lines, jsonable, load_records, locked,
-                   note_failure, open_run, read_episodes, record_exists, record_stem, sibling_runs)
+                   note_failure, open_run, read_config, read_episodes, record_exists, record_stem, sibling_runs)
 
 __all__ = ["EpisodeResult", "config_key", "load_records", "make_env", "read_episodes", "run", "run_episode"]
 
@@ -116,7 +115,7 @@ def run(agent, *, scene_set: str | None = None, scenes: Iterable | None = None, 
             raise RunFolderError(f"{folder}: cannot be written (read-only?) and {len(todo)} episode(s) are not done; "
                                  "make it writable or choose another out=")
         if todo and reuse_alike and callable(getattr(agent, "plays_alike", None)):
-            todo = _adopt_alike(agent, folder, json.loads(json.dumps(config)), todo)  # as config.json holds it
+            todo = _adopt_alike(agent, folder, read_config(folder) or {}, todo)  # as siblings' are read: JSON
         bar = _progress(len(scene_ids) * len(seeds), len(scene_ids) * len(seeds) - len(todo),
                         f"{config['agent']['name']} {folder.name}", progress)
         with open(folder / EPISODES, "a", encoding="utf-8") if todo else nullcontext() as episodes:

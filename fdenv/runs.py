@@ -149,10 +149,10 @@ def sibling_runs(folder: str | os.PathLike, config: dict) -> list[tuple[Path, di
 ADOPTED_FROM = "adopted_from"  # a line copied from a sibling run folder names that folder
 
 
-def adopt_episode(source: str | os.PathLike, line: dict, folder: str | os.PathLike, log) -> dict:
+def adopt_episode(source: str | os.PathLike, line: dict, folder: str | os.PathLike, log) -> None:
     """Copy one finished episode (its record files, then its line, marked ``adopted_from``) from
     the run folder ``source`` into ``folder`` (the runner, under ``folder``'s lock, with
-    ``episodes.jsonl`` open as ``log``); the line as written. The caller vouches that this
+    ``episodes.jsonl`` open as ``log``). The caller vouches that this
     folder's agent plays the episode exactly so."""
     import shutil
 
@@ -162,9 +162,7 @@ def adopt_episode(source: str | os.PathLike, line: dict, folder: str | os.PathLi
     target.mkdir(parents=True, exist_ok=True)
     for path in sorted(stem.parent.glob(glob_escape(stem.name) + ".*")):  # .json, .flac, .mic0.flac
         shutil.copyfile(path, target / path.name)
-    adopted = {**line, ADOPTED_FROM: source.name}
-    append_line(log, adopted)
-    return adopted
+    append_line(log, {**line, ADOPTED_FROM: source.name})
 
 
 def note_failure(folder: str | os.PathLike, scene_id: str, seed: int, error: BaseException) -> None:

@@ -64,9 +64,9 @@ from .asr import DEFAULT_MODEL
 from .text import name_heard
 
 
-# ``stats()["judged"]`` keeps each probability to 4 decimals: a threshold within this of it may
-# lie on either side of the probability the agent compared
-P_KEPT_TO = 1e-4
+# ``stats()["judged"]`` keeps each probability to this many decimals: a threshold within one unit
+# of the last of them may lie on either side of the probability the agent compared
+P_DECIMALS = 4
 
 
 class TurnDetectorAgent(CascadeAgent):
@@ -182,8 +182,9 @@ class TurnDetectorAgent(CascadeAgent):
         if isinstance(other, bool) or not isinstance(other, (int, float)):
             return False
         lo, hi = sorted((float(other), self._single[1]))
+        kept_to = 10.0 ** -P_DECIMALS
         return all(isinstance(j, dict) and isinstance(j.get("p"), (int, float)) and not isinstance(j["p"], bool)
-                   and (j["p"] + P_KEPT_TO < lo or j["p"] - P_KEPT_TO >= hi) for j in stats["judged"])
+                   and (j["p"] + kept_to < lo or j["p"] - kept_to >= hi) for j in stats["judged"])
 
     @staticmethod
     def _decides_once(model) -> bool:
@@ -242,7 +243,7 @@ class TurnDetectorAgent(CascadeAgent):
         silence_s = turn["silence_ms"] / 1000
         self._stats["judged"].append({"frame": self._k, "t_s": round(self._windows * WINDOW_MS / 1000, 3),
                                       "silence_s": round(silence_s, 3), "text": text, "named": named,
-                                      "p": round(self.turn_end.prob_after(logit, silence_s), 4)})
+                                      "p": round(self.turn_end.prob_after(logit, silence_s), P_DECIMALS)})
         if self.record_sound:
             self._stats["judged"][-1]["sound"] = np.round(sounds["microphone"], 2).tolist()
             self._stats["judged"][-1]["sound_denoised"] = np.round(sounds["denoised"], 2).tolist()
