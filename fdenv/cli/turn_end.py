@@ -212,7 +212,9 @@ def collect(split: str, out: Path, sets=SETS, limit: int | None = None, seed: in
         if workers > 1:
             import multiprocessing as mp
 
-            with mp.get_context("spawn").Pool(workers) as pool:
+            from ..render.kokoro import share_cores
+
+            with mp.get_context("spawn").Pool(workers, initializer=share_cores, initargs=(workers,)) as pool:
                 results = pool.imap(_play, tasks)
                 _write(results, f, len(tasks), log)
                 pool.close()  # let the workers exit on their own: a terminated one leaks its semaphores

