@@ -488,6 +488,16 @@ def test_a_scene_without_a_judged_silence_is_marked_played_under_its_own_id(tmp_
     assert [r["scene_id"] for r in cli.read_lines(out)] == ["mpe-0003"]
 
 
+def test_collect_progress_says_the_time_left():
+    """Every tenth scene and the last: scenes done, and the time left at the pace so far."""
+    played = [(("pause", f"pause-{i:04d}"), []) for i in range(25)]
+    ticks = iter([0.0, 300.0, 700.0])  # the clock at the start, at scene 10, at scene 20
+    lines: list[str] = []
+    with open(os.devnull, "w") as f:
+        cli._write(played, f, len(played), log=lines.append, clock=lambda: next(ticks))
+    assert lines == ["  10/25 scenes, about 7 min 30 s left", "  20/25 scenes, about 2 min 55 s left", "  25/25 scenes"]
+
+
 def test_a_judged_silence_is_labelled_frame_by_frame_until_someone_speaks():
     def lab(expect, turn=None, label=None, speaking=()):
         return {**_labels(expect, turn, label), "speaking": speaking}

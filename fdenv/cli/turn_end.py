@@ -60,6 +60,7 @@ import argparse
 import json
 import os
 import tempfile
+import time
 import zlib
 from pathlib import Path
 
@@ -224,14 +225,18 @@ def collect(split: str, out: Path, sets=SETS, limit: int | None = None, seed: in
     return len(tasks)
 
 
-def _write(results, f, n: int, log) -> None:
+def _write(results, f, n: int, log, clock=time.monotonic) -> None:
+    from ..run import _duration
+
+    t0 = clock()
     for i, ((set_name, scene_id), lines) in enumerate(results, 1):
         # a scene without a judged silence still marks the scene as played
         for line in lines or [{"set": set_name, "scene_id": scene_id, "text": None}]:
             f.write(json.dumps(line) + "\n")
         f.flush()
         if i % 10 == 0 or i == n:
-            log(f"  {i}/{n} scenes")
+            left = f", about {_duration((clock() - t0) / i * (n - i))} left" if i < n else ""
+            log(f"  {i}/{n} scenes{left}")
 
 
 def _rows(path: Path):
