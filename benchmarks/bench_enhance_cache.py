@@ -28,7 +28,7 @@ from pathlib import Path
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_frontier_reuse import differences  # noqa: E402  (one definition of "the same play")
+from bench_frontier_reuse import differences, report_identity  # noqa: E402  (one definition of "the same play")
 
 
 def main(argv=None) -> None:
@@ -84,9 +84,7 @@ def main(argv=None) -> None:
         problems += differences(folder, twin) if twin.is_dir() else [f"{folder.name}: no twin folder"]
     print(f"time of the second checkpoint's play: empty cache {cold:.0f} s, the first's cache {warm:.0f} s, "
           f"ratio {warm / cold:.2f} (load average {os.getloadavg()[0]:.1f})")
-    print("identical: every line and record file" if not problems else "DIFFERENT:\n  " + "\n  ".join(problems))
-    if problems:
-        raise SystemExit(1)
+    report_identity(problems)
 
 
 if __name__ == "__main__":

@@ -54,6 +54,13 @@ def differences(a: Path, b: Path) -> list[str]:
     return out
 
 
+def report_identity(problems: list[str]) -> None:
+    """Say whether two plays came out the same; exit 1 when they did not."""
+    print("identical: every line and record file" if not problems else "DIFFERENT:\n  " + "\n  ".join(problems))
+    if problems:
+        raise SystemExit(1)
+
+
 def main(argv=None) -> None:
     from fdenv.runs import ADOPTED_FROM, read_config, read_episodes
     from fdenv.train import frontier as fr
@@ -90,9 +97,7 @@ def main(argv=None) -> None:
           f"reuse played {played} and copied {copied} of {total}; play-all played {total}")
     print(f"time: reuse {times['reuse']:.0f} s, play-all {times['play_all']:.0f} s, ratio "
           f"{times['reuse'] / times['play_all']:.2f} (load average {os.getloadavg()[0]:.1f})")
-    print("identical: every line and record file" if not problems else "DIFFERENT:\n  " + "\n  ".join(problems))
-    if problems:
-        raise SystemExit(1)
+    report_identity(problems)
 
 
 if __name__ == "__main__":
