@@ -18,6 +18,7 @@ from collections import defaultdict
 import numpy as np
 
 from fdenv.runs import read_config, read_episodes
+from fdenv.score.stats import resample_counts
 
 
 def first_look_before_pause_end(line: dict) -> float:
@@ -43,12 +44,12 @@ def main() -> None:
     estimated = sum(first_look_before_pause_end(line) >= played for line in lines)
     print(f"{args.folder}: {len(lines)} episodes, {len(scenes)} scenes, played at {played}: "
           f"{taken} taken, {estimated} estimated")
-    idx = np.random.default_rng(0).integers(0, len(scenes), (2000, len(scenes)))
+    draws = np.concatenate(list(resample_counts(len(scenes), 2000)))  # how often each scene is drawn
     print("threshold  pause TOR (estimated)  resamples above 0.10")
     for t in args.thresholds:
         per_scene = np.array([[p >= t for p in by_scene[s]] for s in scenes], dtype=float)
         counts, sizes = per_scene.sum(1), np.array([len(by_scene[s]) for s in scenes])
-        tor = counts[idx].sum(1) / sizes[idx].sum(1)
+        tor = (draws @ counts) / (draws @ sizes)
         print(f"{t:9.3f}  {counts.sum() / sizes.sum():21.3f}  {np.mean(tor > 0.10):20.3f}")
 
 

@@ -1,8 +1,9 @@
 """What a turn-end checkpoint would do in each validation room across thresholds: the share of
 pause episodes it takes (a pause answered early, as the pause TOR counts them) and the share of
 turn ends it answers at the first look (the rest wait for its endpoint, so when fewer than half
-are answered at once the median latency falls among the endpoint's answers). Read from ``collect`` files alone
-(validation), so that a default can be judged against both targets before it meets the test split.
+are answered at once the median latency falls among the endpoint's answers). Read from
+``collect`` files alone (validation), so that a default can be judged against both targets
+before it meets the test split.
 
     python benchmarks/turn_end_rooms.py --checkpoint CKPT --val d0.jsonl,d1.jsonl,d2.jsonl car.jsonl \\
         [--thresholds 0.7 0.75 0.8 0.85 0.9]
@@ -46,7 +47,7 @@ def main(argv=None) -> None:
                    help="collect files, one per room; draws of the same rooms joined by commas")
     p.add_argument("--thresholds", type=float, nargs="+", default=[round(x, 2) for x in np.arange(0.70, 0.96, 0.01)])
     p.add_argument("--max-pause", type=float, default=0.05,
-                   help="the share of pause episodes taken that the last line of each file looks for (default 0.05)")
+                   help="the share of pause episodes taken that the last line of each room looks for (default 0.05)")
     args = p.parse_args(argv)
     model = load(checkpoint_path(args.checkpoint))
     print(f"{args.checkpoint}: its own threshold {model.threshold:.2f}, answering within "
